@@ -19,6 +19,8 @@ from pydantic import BaseModel, Field
 from .errors import BridgeError, TemplateError, UnsupportedFeatureError
 from .messages import make_tool_call, normalize_for_template
 from .parsers import ToolCallParseError, detect_parser, make_parser, split_reasoning
+from .rendering import TemplateRenderer
+from .segmented import SegmentedEncoder
 
 TruncationPolicy = Literal["end", "close"]
 
@@ -92,8 +94,9 @@ class ChatTokenizer:
         self.has_reasoning = "<think>" in self.template
         self._added_ids = set(tokenizer.get_added_vocab().values())
         self._extra_stop = list(extra_stop_token_ids or [])
-        self._encode_cache: dict[str, list[int]] = {}
         self._backend = tokenizer.backend_tokenizer if getattr(tokenizer, "is_fast", False) else None
+        self._segmented = SegmentedEncoder.for_backend(self._backend) if self._backend is not None else None
+        self._renderer = TemplateRenderer.for_tokenizer(tokenizer, self.template)
         self._bridge_tools: dict[str, bool] = {}
         self._verified_shapes: set[tuple] = set()
         self.certification = None
@@ -110,6 +113,9 @@ class ChatTokenizer:
                **template_kwargs) -> str:
         """Render messages to text with the chat template (messages normalised as templates expect)."""
         try:
+            if self._renderer is not None and all(type(t) is dict for t in tools or ()):
+                return self._renderer.render(normalize_for_template(messages), tools or None, add_generation_prompt,
+                                             **template_kwargs)
             return self.hf.apply_chat_template(
                 normalize_for_template(messages), tools=tools or None, chat_template=self.template,
                 tokenize=False, add_generation_prompt=add_generation_prompt, **template_kwargs,
@@ -119,9 +125,9 @@ class ChatTokenizer:
 
     def encode(self, text: str) -> list[int]:
         """Token ids of rendered text (special-token strings become special tokens, no BOS added)."""
-        if self._backend is not None:  # the Rust tokenizer directly: same ids, a fraction of the overhead
-            return self._backend.encode(text, add_special_tokens=False).ids
-        return self.hf.encode(text, add_special_tokens=False)
+        if self._segmented is not None:  # piece-wise between special tokens, repeated pieces from a cache
+            return self._segmented.encode(text)
+        return self.encode_whole(text)
 
     def decode(self, ids: list[int]) -> str:
         """Exact text of ids, special tokens included, no clean-up of spaces."""
@@ -129,13 +135,11 @@ class ChatTokenizer:
             return self._backend.decode(ids, skip_special_tokens=False)
         return self.hf.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
-    def _encode_cached(self, text: str) -> list[int]:
-        ids = self._encode_cache.get(text)
-        if ids is None:
-            if len(self._encode_cache) > 256:
-                self._encode_cache.clear()
-            ids = self._encode_cache[text] = self.encode(text)
-        return ids
+    def encode_whole(self, text: str) -> list[int]:
+        """`encode` without the piece cache: the tokenizer on the whole text (the reference checks compare to)."""
+        if self._backend is not None:
+            return self._backend.encode(text, add_special_tokens=False).ids
+        return self.hf.encode(text, add_special_tokens=False)
 
     def token_text(self, token_id: int) -> str:
         return self.hf.convert_ids_to_tokens(token_id)
@@ -245,8 +249,7 @@ class ChatTokenizer:
         shape = (tuple(m.get("role") for m in new_messages), last_id if cut else None, bool(tools),
                  json.dumps(kwargs, sort_keys=True, default=str))
         if shape not in self._verified_shapes or not ids or (cut == 0 and ids[0] not in self._added_ids):
-            whole = self._encode_cached(head + closing[:cut]) + ids
-            if self.encode(head + closing) != whole:
+            if self.encode_whole(head + closing) != self.encode(head + closing[:cut]) + ids:
                 raise BridgeError(
                     f"bridge tokens do not split cleanly from the context (boundary at {closing[:cut + 20]!r}); "
                     "this (tokenizer, template) pair cannot be bridged safely"
