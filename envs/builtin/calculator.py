@@ -25,7 +25,7 @@ def make_task(rng, index: int | None = None) -> dict[str, Any]:
 
 
 class CalculatorEnv(Env):
-    """Tools: add, subtract, multiply (parallel-safe) and submit. Task: {"task_id", "question", "answer"}."""
+    """Tools: add, subtract, multiply (parallel-safe) and submit, all `async def` (instant, so run on the event loop). Task: {"task_id", "question", "answer"}."""
 
     max_turns = 10
 
@@ -47,12 +47,12 @@ class CalculatorEnv(Env):
         return messages, {"task_id": self.task["task_id"], "question": self.task["question"]}
 
     @tool(parallel=True)
-    def add(self, a: int, b: int) -> str:
+    async def add(self, a: int, b: int) -> str:
         """Add two integers."""
         return str(a + b)
 
     @tool(parallel=True)
-    def subtract(self, a: int, b: int) -> str:
+    async def subtract(self, a: int, b: int) -> str:
         """Subtract b from a.
 
         Args:
@@ -62,12 +62,12 @@ class CalculatorEnv(Env):
         return str(a - b)
 
     @tool(parallel=True)
-    def multiply(self, a: int, b: int) -> str:
+    async def multiply(self, a: int, b: int) -> str:
         """Multiply two integers."""
         return str(a * b)
 
     @tool
-    def submit(self, answer: int) -> str:
+    async def submit(self, answer: int) -> str:
         """Submit the final answer and end the episode.
 
         Args:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import inspect
 import json
@@ -60,8 +59,8 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[BaseModel], dict]:
-    """Description, argument model and JSON schema of a tool function; built once per function, not per env."""
+def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[BaseModel], str]:
+    """Description, argument model and JSON schema (as JSON text) of a tool function; built once per function."""
     summary, arg_docs = _parse_docstring(fn.__doc__ or "")
     description = description or summary or name
     fields: dict[str, Any] = {}
@@ -79,7 +78,7 @@ def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[B
         prop.pop("title", None)
     params.setdefault("properties", {})
     params.setdefault("required", [])
-    return description, model, {"type": "function", "function": {"name": name, "description": description, "parameters": params}}
+    return description, model, json.dumps({"type": "function", "function": {"name": name, "description": description, "parameters": params}})
 
 
 class Tool:
@@ -89,11 +88,12 @@ class Tool:
         self.fn = fn
         self.name = name or fn.__name__
         self.parallel = parallel
-        self.description, self.args_model, self._schema = _spec(getattr(fn, "__func__", fn), self.name, description)
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.description, self.args_model, self._schema_json = _spec(getattr(fn, "__func__", fn), self.name, description)
 
     def schema(self) -> dict:
-        """The OpenAI tool schema: {"type": "function", "function": {name, description, parameters}}."""
-        return copy.deepcopy(self._schema)
+        """The OpenAI tool schema: {"type": "function", "function": {name, description, parameters}}; a fresh copy."""
+        return json.loads(self._schema_json)
 
     def validate(self, arguments: dict) -> dict:
         """Validated keyword arguments (pydantic types), or `ValidationError`."""
@@ -101,7 +101,8 @@ class Tool:
         return {k: getattr(model, k) for k in self.args_model.model_fields}
 
     async def invoke(self, kwargs: dict) -> Any:
-        if inspect.iscoroutinefunction(self.fn):
+        """`async def` tools run on the event loop; plain functions in a worker thread, so they may block."""
+        if self.is_async:
             return await self.fn(**kwargs)
         return await asyncio.to_thread(self.fn, **kwargs)
 
@@ -115,6 +116,17 @@ def _describe_validation_error(name: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
+@functools.lru_cache(maxsize=None)
+def _marked_methods(cls: type) -> tuple[tuple[str, dict], ...]:
+    """The `@tool` methods of a class and their options; scanned once per class, not per environment."""
+    found = []
+    for attr in dir(cls):
+        meta = getattr(getattr(cls, attr, None), _MARK, None)
+        if meta is not None:
+            found.append((attr, meta))
+    return tuple(found)
+
+
 class ToolSet:
     """The tools of one environment, dispatching a turn's tool calls and turning every failure into text."""
 
@@ -126,12 +138,7 @@ class ToolSet:
     @classmethod
     def from_object(cls, obj: Any, extra: Iterable[Callable] = (), fatal_errors: tuple[type[BaseException], ...] = ()) -> "ToolSet":
         """Collect `obj`'s methods marked with `@tool`, plus `extra` functions (marked or not)."""
-        tools = []
-        for attr in dir(type(obj)):
-            member = getattr(type(obj), attr, None)
-            meta = getattr(member, _MARK, None)
-            if meta is not None:
-                tools.append(Tool(getattr(obj, attr), **meta))
+        tools = [Tool(getattr(obj, attr), **meta) for attr, meta in _marked_methods(type(obj))]
         for fn in extra:
             tools.append(Tool(fn, **getattr(fn, _MARK, {})))
         return cls(tools, fatal_errors)
@@ -185,6 +192,8 @@ class ToolSet:
 
     async def dispatch(self, calls: list[dict]) -> list[ToolCallRecord]:
         """Run a turn's calls: all at once if every tool is parallel-safe, otherwise in order."""
+        if len(calls) == 1:
+            return [await self.call(calls[0])]
         if all(getattr(self.tools.get((c.get("function") or {}).get("name")), "parallel", True) for c in calls):
             return list(await asyncio.gather(*(self.call(c) for c in calls)))
         return [await self.call(c) for c in calls]
