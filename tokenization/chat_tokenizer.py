@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ from pydantic import BaseModel, Field
 from .errors import BridgeError, TemplateError, UnsupportedFeatureError
 from .messages import make_tool_call, normalize_for_template
 from .parsers import ToolCallParseError, detect_parser, make_parser, split_reasoning
+from .recipes import RenderRecipes, deterministic
 from .rendering import TemplateRenderer
 from .segmented import SegmentedEncoder
 
@@ -55,7 +57,8 @@ class ParsedCompletion(BaseModel):
         return "Error: " + "\n".join(lines) + "\nFix the format and call the tool again."
 
 
-class Bridge(BaseModel):
+@dataclass(slots=True)
+class Bridge:
     """Bridge ids for a batch of environment messages, and whether they close the turn themselves."""
 
     ids: list[int]
@@ -74,11 +77,22 @@ def _load_template(chat_template: str | os.PathLike | None) -> str | None:
     raise ValueError(f"chat_template is neither a Jinja template string nor an existing file: {text[:80]!r}")
 
 
+def _kwargs_key(template_kwargs: dict) -> str:
+    """Template options as a hashable key."""
+    return json.dumps(template_kwargs, sort_keys=True, default=str) if template_kwargs else ""
+
+
+def _options_key(tools: list[dict] | None, template_kwargs: dict) -> str:
+    """Tools and template options as a hashable key ("" when there are neither)."""
+    return json.dumps([tools, template_kwargs], sort_keys=True, default=str) if tools or template_kwargs else ""
+
+
 class ChatTokenizer:
     """A tokenizer and chat template that build `TokenTrajectory`s without re-tokenizing sampled ids."""
 
     def __init__(self, tokenizer, chat_template: str | os.PathLike | None = None, *, tool_parser: str | None = None,
-                 truncation: TruncationPolicy = "end", extra_stop_token_ids: list[int] | None = None):
+                 truncation: TruncationPolicy = "end", extra_stop_token_ids: list[int] | None = None,
+                 recipes: bool = True):
         self.hf = tokenizer
         template = _load_template(chat_template) or getattr(tokenizer, "chat_template", None)
         if isinstance(template, dict):
@@ -94,12 +108,33 @@ class ChatTokenizer:
         self.has_reasoning = "<think>" in self.template
         self._added_ids = set(tokenizer.get_added_vocab().values())
         self._extra_stop = list(extra_stop_token_ids or [])
-        self._backend = tokenizer.backend_tokenizer if getattr(tokenizer, "is_fast", False) else None
-        self._segmented = SegmentedEncoder.for_backend(self._backend) if self._backend is not None else None
-        self._renderer = TemplateRenderer.for_tokenizer(tokenizer, self.template)
         self._bridge_tools: dict[str, bool] = {}
         self._verified_shapes: set[tuple] = set()
+        self.vocab_size = len(tokenizer)  # base vocabulary plus added tokens: every id an engine may return
+        self.recipes = recipes  # compiled per-shape renders (see `recipes`); False renders every time
         self.certification = None
+        self._build_fast_paths()
+
+    def _build_fast_paths(self) -> None:
+        """The Rust tokenizer, the piece-wise encoder, the compiled template and the bridge recipes
+        (rebuilt after unpickling)."""
+        self._backend = self.hf.backend_tokenizer if getattr(self.hf, "is_fast", False) else None
+        self._segmented = SegmentedEncoder.for_backend(self._backend) if self._backend is not None else None
+        self._renderer = TemplateRenderer.for_tokenizer(self.hf, self.template)
+        use = self._renderer is not None and self.__dict__.get("recipes", True) and deterministic(self.template)
+        self._recipes = RenderRecipes(self._render_closing_plain) if use else None  # bridges
+        self._prompt_recipes = RenderRecipes(self._render_prompt_plain) if use else None  # initial prompts
+
+    # --- pickling (worker processes): the compiled template and piece cache are rebuilt, not shipped ---------
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        for derived in ("_backend", "_segmented", "_renderer", "_recipes", "_prompt_recipes"):
+            state.pop(derived, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._build_fast_paths()
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, chat_template: str | os.PathLike | None = None, **kwargs) -> "ChatTokenizer":
@@ -145,9 +180,41 @@ class ChatTokenizer:
         return self.hf.convert_ids_to_tokens(token_id)
 
     # --- the template's turn structure -------------------------------------------------------
-    def _closing(self, new_messages: list[dict], tools, template_kwargs) -> tuple[str, str]:
-        """Render dummy context + new messages; split right after the dummy assistant's content."""
-        full = self.render(_DUMMY + list(new_messages), tools, True, **template_kwargs)
+    def _closing(self, new_messages: list[dict], tools, template_kwargs, kwargs_key: str | None = None) -> tuple[str, str]:
+        """Render dummy context + new messages; split right after the dummy assistant's content.
+
+        Without tools in the bridge, the shape's compiled recipe answers when it has one (see
+        `recipes`); otherwise the template is rendered in full.
+        """
+        if tools is None and self._recipes is not None:
+            if kwargs_key is None:
+                kwargs_key = _kwargs_key(template_kwargs)
+            found = self._recipes.render(normalize_for_template(new_messages), template_kwargs, kwargs_key)
+            if found is not None:
+                return found
+        return self._split_at_anchor(self.render(_DUMMY + list(new_messages), tools, True, **template_kwargs))
+
+    def _render_closing_plain(self, new_messages: list[dict], template_kwargs: dict, tools=None) -> tuple[str, str]:
+        """`_closing` by a full render of messages whose values reach the template untouched (for recipes)."""
+        return self._split_at_anchor(self._renderer.render_plain(_DUMMY + new_messages, tools, True, template_kwargs))
+
+    def _render_prompt_plain(self, messages: list[dict], template_kwargs: dict, tools=None) -> tuple[str, str]:
+        return "", self._renderer.render_plain(messages, tools, True, template_kwargs)
+
+    def render_prompt(self, messages: list[dict], tools: list[dict] | None = None, **template_kwargs) -> str:
+        """`render(messages, tools, add_generation_prompt=True)`, from the shape's recipe when it has one."""
+        return self._render_prompt(messages, tools, template_kwargs, None)
+
+    def _render_prompt(self, messages: list[dict], tools, template_kwargs: dict, options_key: str | None) -> str:
+        if self._prompt_recipes is not None and all(type(t) is dict for t in tools or ()):
+            key = _options_key(tools, template_kwargs) if options_key is None else options_key
+            found = self._prompt_recipes.render(normalize_for_template(messages), template_kwargs, key, tools or None)
+            if found is not None:
+                return found[1]
+        return self.render(messages, tools, True, **template_kwargs)
+
+    @staticmethod
+    def _split_at_anchor(full: str) -> tuple[str, str]:
         at = full.find(ANCHOR)
         if at < 0:
             raise BridgeError("the chat template dropped the assistant content of the dummy context; cannot bridge")
@@ -217,8 +284,9 @@ class ChatTokenizer:
         if messages[-1].get("role") == "assistant":
             raise ValueError("the initial messages end with an assistant message; the model must generate the next turn")
         self.check_tools(tools)
-        ids = self.encode(self.render(messages, tools, True, **template_kwargs))
-        return TokenTrajectory(self, list(messages), tools, dict(template_kwargs), ids)
+        key = _options_key(tools, template_kwargs)  # serialised once, for the prompt recipe and the bridge decision
+        ids = self.encode(self._render_prompt(messages, tools, template_kwargs, key))
+        return TokenTrajectory(self, list(messages), tools, dict(template_kwargs), ids, options_key=key)
 
     def bridge(self, new_messages: list[dict], last_id: int | None, tools=None, template_kwargs=None,
                bridge_tools: Any = "auto") -> Bridge:
@@ -236,7 +304,8 @@ class ChatTokenizer:
         kwargs = template_kwargs or {}
         if bridge_tools == "auto":
             bridge_tools = self._tools_for_bridges(tools, kwargs)
-        head, closing = self._closing(new_messages, bridge_tools, kwargs)
+        kwargs_key = _kwargs_key(kwargs)
+        head, closing = self._closing(new_messages, bridge_tools, kwargs, kwargs_key)
         cut = 0
         if last_id is not None and last_id in self.stop_token_ids:
             stop_text = self.token_text(last_id)
@@ -246,8 +315,7 @@ class ChatTokenizer:
         # Prefix assertion: the dummy render tokenizes as (context ids + bridge ids). Checked in full for
         # the first bridge of each shape (roles, stop token, tools, template options); afterwards the
         # boundary sits next to a special token, where tokenizers always split, so it cannot move.
-        shape = (tuple(m.get("role") for m in new_messages), last_id if cut else None, bool(tools),
-                 json.dumps(kwargs, sort_keys=True, default=str))
+        shape = (tuple(m.get("role") for m in new_messages), last_id if cut else None, bool(tools), kwargs_key)
         if shape not in self._verified_shapes or not ids or (cut == 0 and ids[0] not in self._added_ids):
             if self.encode_whole(head + closing) != self.encode(head + closing[:cut]) + ids:
                 raise BridgeError(
@@ -257,7 +325,7 @@ class ChatTokenizer:
             self._verified_shapes.add(shape)
         return Bridge(ids=ids, closed_turn=cut == 0)
 
-    def _tools_for_bridges(self, tools, template_kwargs) -> list[dict] | None:
+    def _tools_for_bridges(self, tools, template_kwargs, options_key: str | None = None) -> list[dict] | None:
         """`tools`, or None when they do not change how environment messages render (bridges stay small).
 
         Most templates render tool schemas only in the system turn; rendering the dummy context
@@ -265,7 +333,7 @@ class ChatTokenizer:
         """
         if not tools:
             return None
-        key = json.dumps([tools, template_kwargs], sort_keys=True, default=str)
+        key = _options_key(tools, template_kwargs) if options_key is None else options_key
         if key not in self._bridge_tools:
             probe = [{"role": "tool", "tool_call_id": "call_0", "name": "f", "content": "x"}] if self.tool_role_supported else []
             probe.append({"role": "user", "content": "y"})

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import json
-import uuid
+import os
+import random
 from typing import Any
 
 
+#: Tool-call ids need to be unique, not secret: a private generator (seeded from the OS, re-seeded in forked
+#: children) is much cheaper than a system call per id, and leaves the user's `random` state alone.
+_IDS = random.Random()
+os.register_at_fork(after_in_child=_IDS.seed)
+
+
 def new_tool_call_id() -> str:
-    """A fresh OpenAI-style tool call id."""
-    return "call_" + uuid.uuid4().hex[:24]
+    """A fresh OpenAI-style tool call id (96 random bits, as 24 hex digits)."""
+    return "call_%024x" % _IDS.getrandbits(96)
+
+
+#: `json.dumps(x, ensure_ascii=False)` builds a new encoder per call; this one is built once.
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 def make_tool_call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> dict[str, Any]:
@@ -17,7 +28,7 @@ def make_tool_call(name: str, arguments: dict[str, Any], call_id: str | None = N
     return {
         "id": call_id or new_tool_call_id(),
         "type": "function",
-        "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+        "function": {"name": name, "arguments": _JSON.encode(arguments)},
     }
 
 

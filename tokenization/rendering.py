@@ -57,6 +57,12 @@ class TemplateRenderer:
         for message in chat:
             if type(message) is not dict:
                 raise TypeError(f"chat messages must be dicts, got {message!r}")
+        return self.render_plain(chat, tools, add_generation_prompt, template_kwargs)
+
+    def render_plain(self, chat: list[dict], tools: list[dict] | None, add_generation_prompt: bool,
+                     template_kwargs: dict[str, Any]) -> str:
+        """`render` for messages that are already dicts of plain values without None: no copy, no conversion
+        (so the bridge recipes' traced strings reach the template as they are)."""
         variables = {**self._special_tokens, **_plain(template_kwargs)} if template_kwargs else self._special_tokens
         return self._compiled.render(messages=_alias_reasoning_fields(chat), tools=_plain(tools), documents=None,
                                      add_generation_prompt=add_generation_prompt, **variables)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
+import operator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel
 
 from .errors import TrajectoryStateError
 
@@ -13,8 +13,10 @@ if TYPE_CHECKING:
     from .chat_tokenizer import ChatTokenizer
 
 
-class Segment(BaseModel):
-    """A run of `completion_ids`: sampled ids (mask 1) or environment bridge ids (mask 0)."""
+@dataclass(slots=True)
+class Segment:
+    """A run of `completion_ids`: sampled ids (mask 1) or environment bridge ids (mask 0). (A dataclass, not
+    a pydantic model: two are made per turn and they never leave the trajectory.)"""
 
     kind: Literal["completion", "bridge"]
     start: int
@@ -32,7 +34,7 @@ class TokenTrajectory:
     """
 
     def __init__(self, tokenizer: "ChatTokenizer", messages: list[dict], tools: list[dict] | None,
-                 template_kwargs: dict[str, Any], prompt_ids: list[int]):
+                 template_kwargs: dict[str, Any], prompt_ids: list[int], options_key: str | None = None):
         self.tokenizer = tokenizer
         self.tools = tools
         self.template_kwargs = template_kwargs
@@ -45,7 +47,7 @@ class TokenTrajectory:
         self.segments: list[Segment] = []
         self.ended = False
         self.end_reason: str | None = None
-        self._bridge_tools = tokenizer._tools_for_bridges(tools, template_kwargs)  # decided once per trajectory
+        self._bridge_tools = tokenizer._tools_for_bridges(tools, template_kwargs, options_key)  # once per trajectory
 
     # --- state ----------------------------------------------------------------------------
     @property
@@ -81,20 +83,24 @@ class TokenTrajectory:
             raise TrajectoryStateError(f"the trajectory has ended ({self.end_reason}); no more completions")
         if self.awaiting != "completion":
             raise TrajectoryStateError("add_completion() twice in a row: add the environment's reply with add_messages() first")
-        ids = [int(i) for i in ids]
-        if logprobs is None:
-            logprobs = [0.0] * len(ids)
+        try:
+            ids = list(map(operator.index, ids))
+        except TypeError as exc:
+            raise ValueError(f"completion ids must be integers ({exc})") from None
+        logprobs = [0.0] * len(ids) if logprobs is None else [float(x) for x in logprobs]
         if len(logprobs) != len(ids):
             raise ValueError(f"{len(ids)} ids but {len(logprobs)} logprobs")
-        vocab = len(self.tokenizer.hf)
-        for i, (tok, lp) in enumerate(zip(ids, logprobs)):
-            if not 0 <= tok < vocab:
-                raise ValueError(f"completion id {tok} at position {i} is outside the vocabulary (size {vocab})")
-            if not math.isfinite(lp):
-                raise ValueError(f"logprob {lp} at position {i} is not finite")
+        vocab = self.tokenizer.vocab_size
+        if ids and (min(ids) < 0 or max(ids) >= vocab):
+            i, tok = next((i, t) for i, t in enumerate(ids) if not 0 <= t < vocab)
+            raise ValueError(f"completion id {tok} at position {i} is outside the vocabulary (size {vocab})")
+        if logprobs and not math.isfinite(sum(logprobs)):  # one C-speed pass; find the culprit only on failure
+            bad = next(((i, x) for i, x in enumerate(logprobs) if not math.isfinite(x)), None)
+            if bad is not None:
+                raise ValueError(f"logprob {bad[1]} at position {bad[0]} is not finite")
         start = len(self.completion_ids)
         self.completion_ids.extend(ids)
-        self.logprobs.extend(float(x) for x in logprobs)
+        self.logprobs.extend(logprobs)
         self.env_mask.extend([1] * len(ids))
         self.segments.append(Segment(kind="completion", start=start, end=len(self.completion_ids), finish_reason=finish_reason))
         if message is not None:
@@ -119,7 +125,7 @@ class TokenTrajectory:
             self.initial_messages += messages
             self.messages += messages
             self.prompt_ids = self.tokenizer.encode(
-                self.tokenizer.render(self.initial_messages, self.tools, True, **self.template_kwargs))
+                self.tokenizer.render_prompt(self.initial_messages, self.tools, **self.template_kwargs))
             return []
         if self.segments[-1].kind == "bridge":  # merge with the previous, unsampled bridge
             prev = self.segments.pop()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 
 class ToolCallParseError(BaseModel):
@@ -17,12 +18,13 @@ class ToolCallParseError(BaseModel):
     message: str
 
 
-class ParsedToolCalls(BaseModel):
-    """What a parser found in the visible (non-reasoning) text of a completion."""
+@dataclass(slots=True)
+class ParsedToolCalls:
+    """What a parser found in the visible (non-reasoning) text of a completion (made once per turn)."""
 
     content: str
-    calls: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
-    errors: list[ToolCallParseError] = Field(default_factory=list)
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    errors: list[ToolCallParseError] = field(default_factory=list)
 
 
 class ToolCallParser(Protocol):
