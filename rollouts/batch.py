@@ -35,44 +35,88 @@ def sample_seed(seed: int | None, task_index: int, sample_index: int) -> int | N
     return None if seed is None else (seed * 1_000_003 + task_index * 10_007 + sample_index * 101) % 2**63
 
 
+Job = tuple[int, str, int, dict]  # (task index, task id, sample index, task)
+
+
 async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], engine: Any, tokenizer: ChatTokenizer | None, *,
                        n: int = 1, concurrency: int = 8, limits: RolloutLimits | None = None,
                        sampling: SamplingParams | None = None, skip: set[tuple[str, int]] | frozenset = frozenset(),
                        on_result: Callable[[Rollout], None] | None = None, group_prefix: str = "",
-                       env_kwargs: dict | None = None) -> list[Rollout]:
+                       env_kwargs: dict | None = None, workers: int = 1, keep: bool = True) -> list[Rollout]:
     """Run `n` rollouts per task with at most `concurrency` environments alive; return them in task order.
 
     `on_result` is called as each rollout finishes (e.g. to append it to a file). `skip` holds
     (task id, sample index) pairs already done (resume). Cancelling this coroutine cancels every
     rollout, and each releases its environment before the cancellation propagates.
+    `engine` is an engine object or a spec string (`make_engine`). `workers > 1` runs the rollouts in
+    that many processes (see `rollgym.rollouts.workers`): each builds its own engine from the spec, or
+    unpickles the engine object. `keep=False` returns nothing and keeps nothing (long offline runs
+    stream through `on_result` in constant memory).
     """
-    if n < 1 or concurrency < 1:
-        raise ValueError("n and concurrency must be >= 1")
-    factory, env_id = env_factory_for(env, **(env_kwargs or {}))
+    if n < 1 or concurrency < 1 or workers < 1:
+        raise ValueError("n, concurrency and workers must be >= 1")
     sampling = sampling or SamplingParams()
-    gate = asyncio.Semaphore(concurrency)
-    jobs = [(ti, task_id_of(task, ti), si, task) for ti, task in enumerate(tasks) for si in range(n)]
+    jobs: list[Job] = [(ti, task_id_of(task, ti), si, task) for ti, task in enumerate(tasks) for si in range(n)]
     jobs = [j for j in jobs if (j[1], j[2]) not in skip]
     results: dict[tuple[int, int], Rollout] = {}
 
-    async def one(ti: int, tid: str, si: int, task: dict) -> None:
-        async with gate:
-            group = f"{group_prefix}{tid}"
-            try:
-                instance = factory()
-            except Exception as exc:  # a broken factory is one errored rollout, not a crashed batch
-                rollout = Rollout(env_id=env_id, task_id=tid, group_id=group, sample_index=si, stop_reason="error",
-                                  error=RolloutError(category="environment", type=type(exc).__name__, message=str(exc)))
-            else:
-                rollout = await run_rollout(
-                    instance, engine, tokenizer, task, limits=limits, env_id=env_id, group_id=group, sample_index=si,
-                    sampling=sampling.model_copy(update={"seed": sample_seed(sampling.seed, ti, si)}))
-            rollout.task_id = rollout.task_id or tid
+    def collect(ti: int, si: int, rollout: Rollout) -> None:
+        if keep:
             results[(ti, si)] = rollout
-            if on_result is not None:
-                on_result(rollout)
+        if on_result is not None:
+            on_result(rollout)
+
+    options = dict(limits=limits, sampling=sampling, group_prefix=group_prefix, env_kwargs=env_kwargs)
+    if workers > 1:
+        from .workers import run_jobs_in_workers
+
+        env_factory_for(env, **(env_kwargs or {}))  # fail fast here, not in every worker
+        await run_jobs_in_workers(env, jobs, engine, tokenizer, workers=workers, concurrency=concurrency,
+                                  on_result=collect, **options)
+    elif isinstance(engine, str):  # a spec: this call builds the engine, so it also closes it
+        from .engines import make_engine
+
+        built = make_engine(engine)
+        try:
+            await run_jobs(env, jobs, built, tokenizer, concurrency=concurrency, on_result=collect, **options)
+        finally:
+            await built.aclose()
+    else:
+        await run_jobs(env, jobs, engine, tokenizer, concurrency=concurrency, on_result=collect, **options)
+    return [results[k] for k in sorted(results)]
+
+
+async def run_job(factory: EnvFactory, env_id: str, job: Job, engine: Any, tokenizer: ChatTokenizer | None, *,
+                  limits: RolloutLimits | None, sampling: SamplingParams, group_prefix: str = "") -> Rollout:
+    """One (task, sample): a fresh environment, one episode, its seed derived from the pair; never raises (but on cancel)."""
+    ti, tid, si, task = job
+    group = f"{group_prefix}{tid}"
+    try:
+        instance = factory()
+    except Exception as exc:  # a broken factory is one errored rollout, not a crashed batch
+        rollout = Rollout(env_id=env_id, task_id=tid, group_id=group, sample_index=si, stop_reason="error",
+                          error=RolloutError(category="environment", type=type(exc).__name__, message=str(exc)))
+    else:
+        rollout = await run_rollout(instance, engine, tokenizer, task, limits=limits, env_id=env_id, group_id=group,
+                                    sample_index=si, sampling=sampling.model_copy(update={"seed": sample_seed(sampling.seed, ti, si)}))
+    rollout.task_id = rollout.task_id or tid
+    return rollout
+
+
+async def run_jobs(env: str | EnvFactory, jobs: list[Job], engine: Any, tokenizer: ChatTokenizer | None, *,
+                   concurrency: int, limits: RolloutLimits | None, sampling: SamplingParams,
+                   on_result: Callable[[int, int, Rollout], None], group_prefix: str = "",
+                   env_kwargs: dict | None = None) -> None:
+    """Run jobs in this event loop, at most `concurrency` at once; report each as it finishes."""
+    factory, env_id = env_factory_for(env, **(env_kwargs or {}))
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(job: Job) -> None:
+        async with gate:
+            rollout = await run_job(factory, env_id, job, engine, tokenizer, limits=limits, sampling=sampling,
+                                    group_prefix=group_prefix)
+            on_result(job[0], job[2], rollout)
 
     async with asyncio.TaskGroup() as group:
         for job in jobs:
-            group.create_task(one(*job))
-    return [results[k] for k in sorted(results)]
+            group.create_task(one(job))

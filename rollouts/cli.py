@@ -201,6 +201,7 @@ def generate_cmd(
     model: str = typer.Option("smollm2-135m", "--model", help="engine spec (see `rollgym engines`)"),
     n: int = typer.Option(4, "--n", min=1, help="samples per task (the GRPO group size)"),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
+    workers: int = typer.Option(1, "--workers", min=1, help="worker processes, each with its own engine and event loop"),
     out: str = typer.Option(..., "--out", help="output directory (rollouts.jsonl, summary.json)"),
     resume: bool = typer.Option(False, "--resume", help="skip (task, sample) pairs already in the output"),
     num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1, help="use only the first N tasks"),
@@ -223,7 +224,8 @@ def generate_cmd(
     limits = RolloutLimits(max_turns=max_turns, max_tokens_per_turn=max_tokens, max_total_tokens=max_total_tokens, timeout_s=timeout)
     sampling = SamplingParams(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
     code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=concurrency, out=out, resume=resume,
-                        num_tasks=num_tasks, limits=limits, sampling=sampling, tokenizer=tokenizer, chat_template=chat_template)
+                        num_tasks=num_tasks, limits=limits, sampling=sampling, tokenizer=tokenizer, chat_template=chat_template,
+                        workers=workers)
     raise typer.Exit(code)
 
 

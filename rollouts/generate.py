@@ -34,7 +34,7 @@ class _LiveStats:
 async def generate_to_dir(*, env: str, tasks: list[dict[str, Any]], engine: Any, tokenizer: Any, out: str | Path,
                           n: int = 4, concurrency: int = 16, limits: RolloutLimits | None = None,
                           sampling: SamplingParams | None = None, resume: bool = False, console: Console | None = None,
-                          env_kwargs: dict | None = None) -> dict:
+                          env_kwargs: dict | None = None, workers: int = 1) -> dict:
     """Run n rollouts per task into `out/rollouts.jsonl` (skipping those already there on resume); return the summary."""
     console = console or Console(stderr=True)
     writer = RolloutWriter(out, resume=resume)
@@ -55,7 +55,8 @@ async def generate_to_dir(*, env: str, tasks: list[dict[str, Any]], engine: Any,
         with progress:
             bar = progress.add_task("rollouts", total=total, completed=already, stats="")
             await run_rollouts(env, tasks, engine, tokenizer, n=n, concurrency=concurrency, limits=limits,
-                               sampling=sampling, skip=writer.done, on_result=on_result, env_kwargs=env_kwargs)
+                               sampling=sampling, skip=writer.done, on_result=on_result, env_kwargs=env_kwargs,
+                               workers=workers, keep=False)  # the file holds them: constant memory
     finally:
         writer.close()
     wanted = {(task_id_of(t, i), s) for i, t in enumerate(tasks) for s in range(n)}
@@ -79,9 +80,13 @@ def print_summary(summary: dict, console: Console) -> None:
 
 def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency: int, out: str, resume: bool,
                  num_tasks: int | None, limits: RolloutLimits, sampling: SamplingParams, tokenizer: str | None = None,
-                 chat_template: str | None = None) -> int:
-    """The `rollgym generate` job: build engine, tokenizer and tasks from specs, run, print the summary; exit code."""
+                 chat_template: str | None = None, workers: int = 1) -> int:
+    """The `rollgym generate` job: build engine, tokenizer and tasks from specs, run, print the summary; exit code.
+
+    With `workers > 1` every worker process builds its own engine from the spec.
+    """
     import asyncio
+    import gc
 
     from .engines import make_engine
     from .setup_run import load_tasks, tokenizer_for
@@ -90,18 +95,22 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
     try:
         task_rows = load_tasks(tasks, env, num_tasks)
         tok = tokenizer_for(model, tokenizer=tokenizer, chat_template=chat_template, log=console.print)
-        engine = make_engine(model)
+        engine = make_engine(model) if workers == 1 else model
     except Exception as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
+    # This process is the CLI's own: collections during the run need not rescan the libraries loaded above.
+    gc.collect()
+    gc.freeze()
 
     async def run() -> dict:
         try:
             return await generate_to_dir(env=env, tasks=task_rows, engine=engine, tokenizer=tok, out=out, n=n,
                                          concurrency=concurrency, limits=limits, sampling=sampling, resume=resume,
-                                         console=console)
+                                         console=console, workers=workers)
         finally:
-            await engine.aclose()
+            if not isinstance(engine, str):
+                await engine.aclose()
 
     try:
         summary = asyncio.run(run())

@@ -112,7 +112,7 @@ def test_pass_at_k():
 
 
 def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
-    """The real CLI with the real default model: SIGINT mid-run, then --resume completes the rest."""
+    """The real CLI with the real default model: SIGINT mid-run, then --resume completes the rest (in 2 worker processes)."""
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "rollgym.rollouts.cli", "generate", "--env", "rollgym/Calculator-v0", "--num-tasks", "6",
            "--n", "2", "--concurrency", "2", "--max-turns", "1", "--max-tokens", "8", "--out", str(out)]
@@ -129,8 +129,9 @@ def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
     first = list(read_rollouts(path))
     assert 2 <= len(first) < 12
     assert path.read_bytes().endswith(b"\n")
-    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run(cmd + ["--resume", "--workers", "2"], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     keys = [r.key for r in read_rollouts(path)]
     assert len(keys) == len(set(keys)) == 12
+    assert all(r.error is None for r in read_rollouts(path)), done.stderr  # the workers' own engines sampled
     assert [r.id for r in read_rollouts(path)][: len(first)] == [r.id for r in first]  # earlier lines untouched

@@ -1,0 +1,179 @@
+"""`run_rollouts(workers=N)`: the same rollouts as one process, a dead worker is data, cancelling releases everything.
+
+The policies and environments here are module-level classes: worker processes unpickle them by
+importing this module, exactly as they would a user's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from rollgym.envs.builtin.calculator import CalculatorEnv
+from rollgym.envs.core import tool
+from rollgym.rollouts.batch import run_rollouts
+from rollgym.rollouts.engines.scripted import ScriptedEngine
+from rollgym.rollouts.limits import RolloutLimits
+
+TASKS = CalculatorEnv.default_tasks(6)
+
+
+class Solver:
+    """First turn: add(1, 2); then submit the answer of the task in the prompt. Dies on `die_on`."""
+
+    def __init__(self, tok, die_on: str | None = None):
+        self.tok, self.die_on = tok, die_on
+        self.add = self._call('{"name": "add", "arguments": {"a": 1, "b": 2}}')
+        self.submit = {t["question"]: self._call('{"name": "submit", "arguments": {"answer": %d}}' % t["answer"]) for t in TASKS}
+
+    def _call(self, body: str) -> list[int]:
+        return self.tok.encode(f"<tool_call>\n{body}\n</tool_call>") + [self.tok.end_of_turn_id]
+
+    def __call__(self, prompt, sampling):
+        text = self.tok.decode(prompt)
+        if self.die_on and self.die_on in text:
+            os._exit(3)  # a worker crashing hard: no cleanup, no goodbye
+        question = next(q for q in self.submit if q in text)
+        return self.add if text.count("<|im_start|>assistant") == 1 else self.submit[question]
+
+
+class SlowEnv(CalculatorEnv):
+    """A Calculator whose `wait` tool takes a while; setup and teardown leave marker files."""
+
+    def __init__(self, marks: str):
+        super().__init__()
+        self.marks = Path(marks)
+
+    async def setup(self, task):
+        out = await super().setup(task)
+        (self.marks / f"setup-{id(self)}-{os.getpid()}").touch()
+        return out
+
+    async def teardown(self):
+        if getattr(self, "submitted", "unset") != "unset":  # only episodes that were set up
+            (self.marks / f"teardown-{id(self)}-{os.getpid()}").touch()
+
+    @tool
+    async def wait(self) -> str:
+        """Wait a little."""
+        await asyncio.sleep(0.3)
+        return "waited"
+
+
+class SlowEnvFactory:
+    def __init__(self, marks: Path):
+        self.marks = str(marks)
+
+    def __call__(self):
+        return SlowEnv(self.marks)
+
+
+class AlwaysCall:
+    """Every turn: call `tool` without arguments."""
+
+    def __init__(self, tok, tool: str):
+        self.ids = tok.encode('<tool_call>\n{"name": "%s", "arguments": {}}\n</tool_call>' % tool) + [tok.end_of_turn_id]
+
+    def __call__(self, prompt, sampling):
+        return self.ids
+
+
+class PidEnv(CalculatorEnv):
+    """A Calculator with a `pid` tool (which worker ran me); on a `slow` task the tool takes 0.3 s."""
+
+    async def setup(self, task):
+        self.slow = bool((task or {}).get("slow"))
+        return await super().setup(task)
+
+    @tool
+    async def pid(self) -> str:
+        """The worker's process id."""
+        if self.slow:
+            await asyncio.sleep(0.3)
+        return str(os.getpid())
+
+
+def token_views(rollouts):
+    return [(r.task_id, r.sample_index, r.reward, r.stop_reason, r.token_view()) for r in rollouts]
+
+
+async def test_workers_give_the_same_rollouts_as_one_process(tool_tok):
+    seen = []
+    one = await run_rollouts("rollgym/Calculator-v0", TASKS, ScriptedEngine(Solver(tool_tok)), tool_tok, n=2, concurrency=4)
+    two = await run_rollouts("rollgym/Calculator-v0", TASKS, ScriptedEngine(Solver(tool_tok)), tool_tok, n=2, concurrency=4,
+                             workers=2, on_result=seen.append)
+    assert len(two) == len(seen) == 12 and all(r.error is None for r in two)
+    assert all(r.reward == 1.0 and len(r.turns) == 2 for r in two)
+    assert token_views(two) == token_views(one)  # same ids, masks, logprobs, rewards, in the same order
+    assert {r.id for r in two} == {r.id for r in seen}
+
+
+async def test_a_dead_worker_loses_only_what_it_held(tool_tok):
+    # concurrency 2 over 2 workers: 1 slot + 1 prefetched job each, dealt round robin, so worker A holds
+    # tasks 0 and 2 and worker B tasks 1 and 3. B dies on task 1: tasks 1 and 3 are errors; tasks 4
+    # and 5, never handed to B, run on A.
+    engine = ScriptedEngine(Solver(tool_tok, die_on=TASKS[1]["question"]))
+    seen = []
+    rollouts = await run_rollouts("rollgym/Calculator-v0", TASKS, engine, tool_tok, n=1, concurrency=2, workers=2,
+                                  on_result=seen.append)
+    assert [r.task_id for r in rollouts] == [t["task_id"] for t in TASKS]  # every job is accounted for
+    assert len(seen) == 6
+    lost = {i for i, r in enumerate(rollouts) if r.error is not None}
+    assert lost == {1, 3}
+    for i in lost:
+        error = rollouts[i].error
+        assert error.category == "internal" and error.type == "WorkerDied" and "exited (code 3)" in error.message
+        assert rollouts[i].stop_reason == "error" and rollouts[i].sample_index == 0
+    assert all(rollouts[i].reward == 1.0 for i in {0, 2, 4, 5})
+
+
+async def test_a_worker_that_cannot_start_says_why(tool_tok):
+    # Every worker builds its engine from the spec; an unknown spec fails in each, and every rollout says why.
+    rollouts = await run_rollouts("rollgym/Calculator-v0", TASKS[:3], "no-such-engine:x", tool_tok, workers=2)
+    assert len(rollouts) == 3
+    for r in rollouts:
+        assert r.error.type == "WorkerDied" and "could not start" in r.error.message
+        assert "no-such-engine" in r.error.message
+
+
+async def test_jobs_go_to_whichever_worker_is_free(tool_tok, tmp_path):
+    # Task 0 is slow (5 turns of a 0.3 s tool). Its worker also holds the one job prefetched with it
+    # (task 2); every later job goes to the free worker, where round-robin shards would have put task 4
+    # behind the slow one.
+    slow = [dict(TASKS[0], slow=True)] + TASKS[1:]
+    rollouts = await run_rollouts(PidEnv, slow, ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, n=1,
+                                  concurrency=2, workers=2, limits=RolloutLimits(max_turns=5))
+    pids = [r.turns[0].env_messages[0]["content"] for r in rollouts]
+    assert all(r.error is None for r in rollouts)
+    assert len(set(pids)) == 2
+    assert pids[4] != pids[0] and pids[5] != pids[0]
+
+
+async def test_cancelling_stops_every_worker_and_releases_every_environment(tool_tok, tmp_path):
+    seen = []
+    batch = asyncio.create_task(run_rollouts(SlowEnvFactory(tmp_path), TASKS, ScriptedEngine(AlwaysCall(tool_tok, "wait")), tool_tok,
+                                             n=2, concurrency=4, workers=2, limits=RolloutLimits(max_turns=20),
+                                             on_result=seen.append))
+    for _ in range(200):  # until every worker has environments up
+        await asyncio.sleep(0.05)
+        if len({p.name.rsplit("-", 1)[1] for p in tmp_path.glob("setup-*")}) == 2:
+            break
+    batch.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await batch
+    setups = sorted(p.name.split("-", 1)[1] for p in tmp_path.glob("setup-*"))
+    teardowns = sorted(p.name.split("-", 1)[1] for p in tmp_path.glob("teardown-*"))
+    assert setups and setups == teardowns  # every environment that was set up was released
+    assert not [p for p in multiprocessing.active_children() if p.name == "rollgym-worker"]
+    assert seen == []  # nothing finished: 20 turns of 0.3 s each had no time to
+
+
+def test_workers_need_what_can_cross_a_process_boundary(tool_tok):
+    engine = ScriptedEngine(lambda prompt, sampling: [])  # a lambda cannot be pickled
+
+    with pytest.raises(Exception, match="pickle|lambda"):
+        asyncio.run(run_rollouts("rollgym/Calculator-v0", TASKS[:2], engine, tool_tok, workers=2))
