@@ -19,11 +19,16 @@ from .records import ErrorCategory, Rollout, RolloutError, StopReason, ToolCall,
 
 
 class _Stop(Exception):
-    """Internal: end the episode with a stop reason (and maybe an error)."""
+    """Internal: end the episode with a stop reason (and maybe an error).
 
-    def __init__(self, reason: StopReason, error: RolloutError | None = None, truncated: bool = False):
+    `scored`: the environment ended the episode itself, with `reward` (value, components) when it gave one,
+    so the loop does not score it again.
+    """
+
+    def __init__(self, reason: StopReason, error: RolloutError | None = None, truncated: bool = False,
+                 scored: bool = False, reward: tuple[float, dict[str, float]] | None = None):
         super().__init__(reason)
-        self.reason, self.error, self.truncated = reason, error, truncated
+        self.reason, self.error, self.truncated, self.scored, self.reward = reason, error, truncated, scored, reward
 
 
 def _error(category: ErrorCategory, exc: BaseException, turn: int | None) -> RolloutError:
@@ -58,12 +63,14 @@ async def run_rollout(env: Any, engine: Any, tokenizer: ChatTokenizer | None, ta
                       token_exact=token_exact, rollgym_version=rollgym.__version__,
                       task_id=str((task or {}).get("instance_id") or (task or {}).get("task_id") or ""))
     t0 = time.perf_counter()
-    state = {"done": False}
+    scored = False
     try:
         async with asyncio.timeout(limits.timeout_s):
-            await _episode(env, engine, tokenizer, task, limits, sampling, rollout, state)
+            await _episode(env, engine, tokenizer, task, limits, sampling, rollout)
     except _Stop as stop:
-        rollout.stop_reason, rollout.error, rollout.truncated = stop.reason, stop.error, stop.truncated
+        rollout.stop_reason, rollout.error, rollout.truncated, scored = stop.reason, stop.error, stop.truncated, stop.scored
+        if stop.reward is not None:
+            rollout.reward, rollout.reward_components = stop.reward
     except TimeoutError as exc:
         rollout.stop_reason, rollout.truncated = "timeout", True
         rollout.error = _error("timeout", exc, len(rollout.turns))
@@ -73,10 +80,13 @@ async def run_rollout(env: Any, engine: Any, tokenizer: ChatTokenizer | None, ta
         raise
     except Exception as exc:  # a bug of ours: still data, never a crashed batch
         rollout.stop_reason, rollout.error = "error", _error("internal", exc, len(rollout.turns))
-    if not state["done"] and (rollout.error is None or rollout.stop_reason == "timeout"):
+    if not scored and (rollout.error is None or rollout.stop_reason == "timeout"):
         await _final_reward(env, rollout, limits)
     await asyncio.shield(_close(env))
-    rollout.timings.wall_s = time.perf_counter() - t0
+    timings = rollout.timings
+    timings.generate_s = sum(t.generate_s for t in rollout.turns)
+    timings.env_s = sum(t.env_s for t in rollout.turns)
+    timings.wall_s = time.perf_counter() - t0
     return rollout
 
 
@@ -101,8 +111,8 @@ async def _final_reward(env: Any, rollout: Rollout, limits: RolloutLimits) -> No
             rollout.error = _error(_env_category(exc), exc, len(rollout.turns))
 
 
-async def _episode(env, engine, tokenizer, task, limits: RolloutLimits, sampling: SamplingParams, rollout: Rollout,
-                   state: dict) -> None:
+async def _episode(env, engine, tokenizer, task, limits: RolloutLimits, sampling: SamplingParams, rollout: Rollout) -> None:
+    """Reset, then turns until a stop; raises `_Stop` with the reason (and an error when one happened)."""
     t = time.perf_counter()
     try:
         messages, info = await env.areset(options={"task": task} if task is not None else None)
@@ -139,77 +149,87 @@ async def _episode(env, engine, tokenizer, task, limits: RolloutLimits, sampling
         turn_sampling = sampling.model_copy(update={
             "max_tokens": max_tokens, "seed": None if sampling.seed is None else (sampling.seed + index) % 2**63,
             **({"stop_token_ids": stop_ids} if traj is not None else {})})
-        turn = Turn(index=index, prompt_len=prompt_len)
-        rollout.turns.append(turn)
+        # The turn's fields, made into a `Turn` once when the turn ends, however it ends (a turn whose
+        # generation failed sampled nothing and is not recorded).
+        turn: dict[str, Any] = {"index": index, "prompt_len": prompt_len}
+        try:
+            sampled_total += await _turn(env, engine, tokenizer, traj, tools, history, turn, turn_sampling, context_bound)
+        finally:
+            if "generate_s" in turn:
+                rollout.turns.append(Turn(**turn))
+    raise _Stop("max_turns", truncated=True)
+
+
+async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, history: list, turn: dict,
+                sampling: SamplingParams, context_bound: bool) -> int:
+    """One turn: generate, parse, step the environment, bridge; fills `turn`; returns the tokens sampled.
+
+    Raises `_Stop` when the episode ends (carrying the environment's reward when it ended the episode).
+    """
+    index = turn["index"]
+    t = time.perf_counter()
+    try:
+        if traj is not None:
+            gen = await engine.generate(traj.next_prompt_ids, sampling)
+        else:
+            gen = await engine.chat(history, tools, sampling)
+    except Exception as exc:
+        raise _Stop("error", _error("engine", exc, index)) from None
+    turn["generate_s"] = time.perf_counter() - t
+    turn["finish_reason"] = gen.finish_reason
+    sampled = 0
+    if traj is not None:
+        turn["completion_ids"], turn["logprobs"] = gen.completion_ids, gen.logprobs
+        sampled = len(gen.completion_ids)
+        try:
+            traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason)
+            parsed = tokenizer.parse_completion(gen.completion_ids, tools)
+        except (TokenizationError, ValueError) as exc:
+            raise _Stop("error", _error("tokenization", exc, index)) from None
+        turn["message"], turn["parse_errors"] = parsed.message, [e.message for e in parsed.errors]
+        if gen.finish_reason == "abort":
+            raise _Stop("error", RolloutError(category="engine", type="Abort", message="the engine aborted the generation", turn=index))
+        if traj.ended:  # cut by max_tokens: by the context when that is what bounded it
+            raise _Stop("context_limit" if context_bound else "truncated_completion", truncated=True)
+    else:
+        turn["message"], parsed = dict(gen.message), None
+        if gen.finish_reason == "length":
+            raise _Stop("truncated_completion", truncated=True)
+    action = turn["message"]
+    history.append(action)
+    if parsed is not None and parsed.errors and not parsed.tool_calls:
+        # Only malformed calls: tell the model, do not bother the environment.
+        reply, reward, terminated, truncated, step_info = [_malformed_reply(parsed, tokenizer)], 0.0, False, False, {}
+    else:
         t = time.perf_counter()
         try:
-            if traj is not None:
-                gen = await engine.generate(traj.next_prompt_ids, turn_sampling)
-            else:
-                gen = await engine.chat(history, tools, turn_sampling)
+            reply, reward, terminated, truncated, step_info = await env.astep(action)
         except Exception as exc:
-            rollout.turns.pop()  # nothing was sampled in this turn
-            raise _Stop("error", _error("engine", exc, index)) from None
-        turn.generate_s = time.perf_counter() - t
-        rollout.timings.generate_s += turn.generate_s
-        turn.finish_reason = gen.finish_reason
-        if traj is not None:
-            turn.completion_ids, turn.logprobs = list(gen.completion_ids), list(gen.logprobs)
-            sampled_total += len(gen.completion_ids)
-            try:
-                traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason)
-                parsed = tokenizer.parse_completion(gen.completion_ids, tools)
-            except (TokenizationError, ValueError) as exc:
-                raise _Stop("error", _error("tokenization", exc, index)) from None
-            turn.message, turn.parse_errors = parsed.message, [e.message for e in parsed.errors]
-            if gen.finish_reason == "abort":
-                raise _Stop("error", RolloutError(category="engine", type="Abort", message="the engine aborted the generation", turn=index))
-            if traj.ended:  # cut by max_tokens: by the context when that is what bounded it
-                raise _Stop("context_limit" if context_bound else "truncated_completion", truncated=True)
-        else:
-            turn.message, parsed = dict(gen.message), None
-            if gen.finish_reason == "length":
-                raise _Stop("truncated_completion", truncated=True)
-        history.append(turn.message)
-        action = turn.message
-        if parsed is not None and parsed.errors and not parsed.tool_calls:
-            # Only malformed calls: tell the model, do not bother the environment.
-            reply, reward, terminated, truncated, step_info = [_malformed_reply(parsed, tokenizer)], 0.0, False, False, {}
-        else:
-            t = time.perf_counter()
-            try:
-                reply, reward, terminated, truncated, step_info = await env.astep(action)
-            except Exception as exc:
-                turn.env_s = time.perf_counter() - t
-                raise _Stop("error", _error(_env_category(exc), exc, index)) from None
-            turn.env_s = time.perf_counter() - t
-            rollout.timings.env_s += turn.env_s
-            reply = list(reply)
-            if parsed is not None and parsed.errors:
-                reply.append(_malformed_reply(parsed, tokenizer))
-        turn.reward = float(reward)
-        turn.env_messages = reply
-        turn.tool_calls = [ToolCall(id=c.get("id", ""), name=c.get("name", ""), arguments=c.get("arguments"),
-                                    result=str(c.get("result", "")), failed=bool(c.get("failed", False)),
-                                    duration_s=float(c.get("duration_s", 0.0))) for c in step_info.get("tool_calls", [])]
-        history += reply
-        if step_info.get("error"):
-            state["done"] = True
-            raise _Stop("error", RolloutError(category=_env_category(step_info["error"]), type="EnvironmentError",
-                                              message=str(step_info["error"]), turn=index))
-        if terminated or truncated:
-            state["done"] = True
-            rollout.reward = float(reward)
-            rollout.reward_components = {k: float(v) for k, v in (step_info.get("reward_components") or {}).items()}
-            if truncated:
-                raise _Stop("env_truncated", truncated=True)
-            raise _Stop("no_tool_call" if not action.get("tool_calls") else "env_terminated")
-        if not reply:
-            raise _Stop("error", RolloutError(category="environment", type="EmptyReply", turn=index,
-                                              message="the environment returned no messages and did not end the episode"))
-        if traj is not None:
-            try:
-                turn.bridge_ids = traj.add_messages(reply)
-            except (TokenizationError, ValueError) as exc:
-                raise _Stop("error", _error("tokenization", exc, index)) from None
-    raise _Stop("max_turns", truncated=True)
+            raise _Stop("error", _error(_env_category(exc), exc, index)) from None
+        finally:
+            turn["env_s"] = time.perf_counter() - t
+        reply = list(reply)
+        if parsed is not None and parsed.errors:
+            reply.append(_malformed_reply(parsed, tokenizer))
+    turn["reward"] = float(reward)
+    turn["env_messages"] = reply
+    turn["tool_calls"] = [ToolCall(id=c.get("id", ""), name=c.get("name", ""), arguments=c.get("arguments"),
+                                   result=str(c.get("result", "")), failed=bool(c.get("failed", False)),
+                                   duration_s=float(c.get("duration_s", 0.0))) for c in step_info.get("tool_calls", [])]
+    history += reply
+    if step_info.get("error"):
+        raise _Stop("error", RolloutError(category=_env_category(step_info["error"]), type="EnvironmentError",
+                                          message=str(step_info["error"]), turn=index), scored=True)
+    if terminated or truncated:
+        components = {k: float(v) for k, v in (step_info.get("reward_components") or {}).items()}
+        reason = "env_truncated" if truncated else "no_tool_call" if not action.get("tool_calls") else "env_terminated"
+        raise _Stop(reason, truncated=bool(truncated), scored=True, reward=(float(reward), components))
+    if not reply:
+        raise _Stop("error", RolloutError(category="environment", type="EmptyReply", turn=index,
+                                          message="the environment returned no messages and did not end the episode"))
+    if traj is not None:
+        try:
+            turn["bridge_ids"] = traj.add_messages(reply)
+        except (TokenizationError, ValueError) as exc:
+            raise _Stop("error", _error("tokenization", exc, index)) from None
+    return sampled

@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 _MARK = "__rollgym_tool__"
+#: Non-string tool results as JSON (`json.dumps(x, default=str)`, with the encoder built once).
+_RESULT_JSON = json.JSONEncoder(default=str)
 
 
 class ToolCallRecord(BaseModel):
@@ -97,8 +99,7 @@ class Tool:
 
     def validate(self, arguments: dict) -> dict:
         """Validated keyword arguments (pydantic types), or `ValidationError`."""
-        model = self.args_model.model_validate(arguments)
-        return {k: getattr(model, k) for k in self.args_model.model_fields}
+        return dict(self.args_model.model_validate(arguments).__dict__)  # the fields (extra arguments are refused)
 
     async def invoke(self, kwargs: dict) -> Any:
         """`async def` tools run on the event loop; plain functions in a worker thread, so they may block."""
@@ -187,7 +188,7 @@ class ToolSet:
             return record(f"Error: the environment failed while running '{name}': {exc}", True, "fatal", args)
         except Exception as exc:  # noqa: BLE001 - a tool's own failure is reported to the model
             return record(f"Error: tool '{name}' failed: {type(exc).__name__}: {exc}", True, "tool_error", args)
-        text = result if isinstance(result, str) else json.dumps(result, default=str)
+        text = result if isinstance(result, str) else _RESULT_JSON.encode(result)
         return record(text, False, None, args)
 
     async def dispatch(self, calls: list[dict]) -> list[ToolCallRecord]:

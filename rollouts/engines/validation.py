@@ -23,10 +23,12 @@ def validate_prompt(
     """Return the prompt as a list of ints, or raise a clear `BadRequestError`."""
     if isinstance(prompt_ids, (str, bytes)):
         raise BadRequestError(f"{engine}: prompt_ids must be a sequence of token ids, not {type(prompt_ids).__name__}")
-    try:
-        ids = list(map(operator.index, prompt_ids))
-    except TypeError as exc:
-        raise BadRequestError(f"{engine}: prompt_ids must be a sequence of integer token ids ({exc})") from None
+    ids = list(prompt_ids) if type(prompt_ids) is list else None
+    if ids is None or not _plain_ints(ids):  # anything else is converted (and checked) one by one
+        try:
+            ids = list(map(operator.index, prompt_ids))
+        except TypeError as exc:
+            raise BadRequestError(f"{engine}: prompt_ids must be a sequence of integer token ids ({exc})") from None
     if not ids:
         raise BadRequestError(f"{engine}: the prompt is empty; pass at least one token id")
     if min(ids) < 0 or (vocab_size is not None and max(ids) >= vocab_size):
@@ -35,6 +37,14 @@ def validate_prompt(
         raise BadRequestError(f"{engine}: token ids must be >= 0{limit}; got {bad[:5]}")
     check_context(len(ids), max_model_len=max_model_len, engine=engine)
     return ids
+
+
+def _plain_ints(ids: list) -> bool:
+    """True when every item is an integer, by one C-speed `sum` (a float makes it a float, a str or None raises)."""
+    try:
+        return type(sum(ids)) is int
+    except TypeError:
+        return False
 
 
 def check_context(prompt_len: int, *, max_model_len: int | None, engine: str = "engine") -> None:

@@ -31,6 +31,16 @@ def test_prompt_validation():
         validate_prompt([1, -2], max_model_len=10)
     with pytest.raises(BadRequestError, match="integer"):
         validate_prompt([1, "x"], max_model_len=10)
+    for bad in ([1, 2.0], [3.5], [1, None], [None]):  # the fast path for lists refuses these too
+        with pytest.raises(BadRequestError, match="integer"):
+            validate_prompt(bad, max_model_len=10)
+    import numpy as np
+
+    ids = validate_prompt([np.int64(5), 6], max_model_len=10)  # converted one by one, to plain ints
+    assert ids == [5, 6] and all(type(t) is int for t in ids)
+    prompt = [7, 8]
+    ids = validate_prompt(prompt, max_model_len=10)
+    assert ids == prompt and ids is not prompt  # a copy: the caller may keep appending to its list
 
 
 def _check(**overrides):
