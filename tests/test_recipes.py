@@ -2,6 +2,7 @@
 looks inside a field value (or transforms it) is never compiled; the same for initial prompts."""
 
 import pickle
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,19 +13,31 @@ from support import TEMPLATES, VOCABS
 from rollgym.tokenization import ChatTokenizer
 from rollgym.tokenization.certify import TOOLS
 
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 ids = st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1, max_size=10)
 
 
+def quoted_strings(template: str) -> list[str]:
+    """The template's quoted literals (found by a regex, independently of how recipes pick their probes)."""
+    found = re.findall(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"", template)
+    return sorted({a or b for a, b in found})
+
+
+def contents(template: str):
+    """Environment text, the template's own words, and mixtures of both (words a template may test for)."""
+    words = st.sampled_from(quoted_strings(template))
+    return st.one_of(env_text, words, st.lists(st.one_of(env_text, words), min_size=2, max_size=4).map("".join))
+
+
 @st.composite
-def env_replies(draw, tool_role: bool):
+def env_replies(draw, tool_role: bool, text):
     """What an environment sends back in one turn: tool results, a user message, or both."""
     out = []
     if tool_role:
         for _ in range(draw(st.integers(0, 3))):
-            out.append({"role": "tool", "tool_call_id": "call_" + draw(ids), "name": draw(ids), "content": draw(env_text)})
+            out.append({"role": "tool", "tool_call_id": "call_" + draw(ids), "name": draw(ids), "content": draw(text)})
     if not out or draw(st.booleans()):
-        out.append({"role": "user", "content": draw(env_text)})
+        out.append({"role": "user", "content": draw(text)})
     return out
 
 
@@ -41,7 +54,7 @@ def test_recipes_give_the_full_renders_text_and_ids(chat_tokenizers, vocab, temp
     options = [{}, {"enable_thinking": False}] if tok.has_reasoning else [{}]
 
     @SETTINGS
-    @given(reply=env_replies(tok.tool_role_supported), kwargs=st.sampled_from(options))
+    @given(reply=env_replies(tok.tool_role_supported, contents(tok.template)), kwargs=st.sampled_from(options))
     def check(reply, kwargs):
         try:
             expected = reference._closing(reply, None, kwargs)
@@ -64,7 +77,8 @@ def test_prompt_recipes_give_the_full_renders_ids(chat_tokenizers, vocab, templa
     options = [{}, {"enable_thinking": False}] if tok.has_reasoning else [{}]
 
     @SETTINGS
-    @given(system=st.none() | env_text, user=env_text, with_tools=st.booleans(), kwargs=st.sampled_from(options))
+    @given(system=st.none() | contents(tok.template), user=contents(tok.template), with_tools=st.booleans(),
+           kwargs=st.sampled_from(options))
     def check(system, user, with_tools, kwargs):
         messages = ([{"role": "system", "content": system}] if system is not None else []) + [{"role": "user", "content": user}]
         chosen = tools if with_tools else None
@@ -85,6 +99,27 @@ def test_templates_that_read_the_clock_get_no_recipes(smollm2_hf_tokenizer):
     assert tok._recipes is None and tok._prompt_recipes is None
     reply = [{"role": "tool", "tool_call_id": "c", "name": "f", "content": "7"}]
     assert tok._closing(reply, None, {})[1].startswith("<|im_end|>\n<|im_start|>tool\n20")
+
+
+def test_tool_key_order_is_part_of_the_prompt_shape(smollm2_hf_tokenizer):
+    tok = ChatTokenizer(smollm2_hf_tokenizer, "{{ tools | tojson }}{% for m in messages %}{{ m.content }}{% endfor %}")
+    messages = [{"role": "user", "content": "hi"}]
+    one = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    other = [{"function": {"name": "f", "parameters": {}}, "type": "function"}]  # same content, other key order
+    assert tok.render_prompt(messages, one).startswith('[{"type": "function"')
+    assert tok.render_prompt(messages, other) == without_recipes(tok).render(messages, other, True)
+    assert tok.render_prompt(messages, other).startswith('[{"function"')
+
+
+def test_glm_nothink_is_seen_through_its_macro(chat_tokenizers):
+    """GLM-4.5 appends `/nothink` to a user message unless `visible_text(content)` already ends with it:
+    a test on a macro's output, which tracing cannot follow; the template's own words as probes catch it."""
+    tok = chat_tokenizers[("qwen", "glm4moe")]
+    for content in ["go on", "go on /nothink"]:
+        reply = [{"role": "user", "content": content}]
+        assert tok._closing(reply, None, {"enable_thinking": False}) == \
+            without_recipes(tok)._closing(reply, None, {"enable_thinking": False})
+    assert tok._closing([{"role": "user", "content": "x /nothink"}], None, {"enable_thinking": False})[1].count("/nothink") == 1
 
 
 def test_which_shipped_shapes_compile(chat_tokenizers):
@@ -131,6 +166,13 @@ REFUSED = {
     "{% if message.content %}{{ message.content }}{% endif %}": "__bool__",
     "{{ message.content | pprint }}": "looks inside",
     "{{ message.name }}: {{ message.content if message.name != 'f' else '' }}": "__ne__",
+    # Jinja makes a new plain string (tracing loses it): the template's own words, as probes, catch the test.
+    "{% set c = message.content ~ '' %}{{ 'PONG' if c == 'ping' else c }}": "'ping'",
+    "{% set c = message.content ~ '' %}{{ c.split('</think>')[-1] }}": "</think>",
+    "{{ '%.6000s' | format(message.content) }}": "'yyyyyyyyyy",  # longer than every generic probe
+    "{% macro v(x) %}{{ x }}{% endmacro %}{% set c = v(message.content) %}{{ c if '<hide>' not in c else '' }}": "<hide>",
+    "{% set c = [message.content] | join %}{{ 'R' if c.startswith('<r>') else c }}": "<r>",
+    "{% set c %}{{ message.content }}{% endset %}{{ 'E' if c | length == 0 else c }}": "renders field value",
 }
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from .errors import BridgeError, TemplateError, UnsupportedFeatureError
 from .messages import make_tool_call, normalize_for_template
 from .parsers import ToolCallParseError, detect_parser, make_parser, split_reasoning
-from .recipes import RenderRecipes, deterministic
+from .recipes import PROBES, RenderRecipes, deterministic, template_probes
 from .rendering import TemplateRenderer
 from .segmented import SegmentedEncoder
 
@@ -78,13 +78,13 @@ def _load_template(chat_template: str | os.PathLike | None) -> str | None:
 
 
 def _kwargs_key(template_kwargs: dict) -> str:
-    """Template options as a hashable key."""
-    return json.dumps(template_kwargs, sort_keys=True, default=str) if template_kwargs else ""
+    """Template options as a hashable key (keys in their order: `tojson` renders them in that order)."""
+    return json.dumps(template_kwargs, default=str) if template_kwargs else ""
 
 
 def _options_key(tools: list[dict] | None, template_kwargs: dict) -> str:
-    """Tools and template options as a hashable key ("" when there are neither)."""
-    return json.dumps([tools, template_kwargs], sort_keys=True, default=str) if tools or template_kwargs else ""
+    """Tools and template options as a hashable key ("" when there are neither; keys in their order)."""
+    return json.dumps([tools, template_kwargs], default=str) if tools or template_kwargs else ""
 
 
 class ChatTokenizer:
@@ -122,8 +122,10 @@ class ChatTokenizer:
         self._segmented = SegmentedEncoder.for_backend(self._backend) if self._backend is not None else None
         self._renderer = TemplateRenderer.for_tokenizer(self.hf, self.template)
         use = self._renderer is not None and self.__dict__.get("recipes", True) and deterministic(self.template)
-        self._recipes = RenderRecipes(self._render_closing_plain) if use else None  # bridges
-        self._prompt_recipes = RenderRecipes(self._render_prompt_plain) if use else None  # initial prompts
+        probes = PROBES + template_probes(self._renderer.environment, self.template,
+                                          self._renderer.special_token_values) if use else []
+        self._recipes = RenderRecipes(self._render_closing_plain, probes) if use else None  # bridges
+        self._prompt_recipes = RenderRecipes(self._render_prompt_plain, probes) if use else None  # initial prompts
 
     # --- pickling (worker processes): the compiled template and piece cache are rebuilt, not shipped ---------
     def __getstate__(self) -> dict:

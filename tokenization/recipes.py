@@ -2,13 +2,18 @@
 
 Rendering the chat template for every environment reply (a bridge) or every episode's prompt costs more
 than the rest of a turn. For a shape (roles, field names, tools, template options) the template is
-rendered once with traced placeholder strings in the messages' string fields. A placeholder logs every use the template makes of it other
-than inserting it verbatim (method calls, `length`, `is iterable`, comparisons, formatting); if there
-is none, the rendered text is literal text and field slots: a recipe. Each recipe is then compared
-with full renders of probe values (edge whitespace, quotes and escapes, numbers, special-token text)
-to catch what tracing cannot see (`tojson`, a `trim` after a join). A shape that fails either check is
-never compiled: it is rendered in full every time. Templates that read the clock (`strftime_now`) or
-draw random numbers get no recipes at all: their output is not a function of the messages.
+rendered once with traced placeholder strings in the messages' string fields. A placeholder logs every
+use the template makes of it other than inserting it verbatim (method calls, `length`, `is iterable`,
+comparisons, formatting); if there is none, the rendered text is literal text and field slots: a recipe.
+
+Tracing cannot follow a value once Jinja turns it into a new plain string (`~`, `join`, `format`, a
+macro's output), so each recipe is also compared with full renders of probe values: generic ones (every
+printable ASCII character, edge whitespace, numbers, JSON, non-ASCII, a long value) and the template's
+own vocabulary, because a test on a value compares it with something the template names: every string
+constant in the template, alone and inside other text, the special-token values, and strings as long as
+(and one longer than) every number in it. A shape that fails either check is never compiled: it is
+rendered in full every time. Templates that read the clock (`strftime_now`) or draw random numbers get
+no recipes at all.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from typing import Callable
 _OPEN, _CLOSE, _BODY = "\ue000", "\ue001", "\"\\<&'\n\t "
 _PLACEHOLDER = re.compile(re.escape(_OPEN) + r"(\d+)" + re.escape(_BODY) + re.escape(_CLOSE))
 
-#: Field values each recipe is checked against (full render == recipe fill for every one): every printable
-#: ASCII character (per-character rewrites), edge whitespace (trim), numbers and JSON (conversions), markup,
-#: special-token text, non-ASCII and a long value (length-dependent branches).
+#: Generic field values each recipe is checked against (full render == recipe fill for every one): every
+#: printable ASCII character (per-character rewrites), edge whitespace (trim), numbers and JSON (conversions),
+#: markup, special-token text, non-ASCII and a long value (length-dependent branches). `template_probes` adds
+#: the template's own vocabulary.
 PROBES = ["", string.printable, " lead and trail \n", "x", "0", "42", "-1.5", "true", "None", "line1\nline2\n", "\n\n",
           "<tool_response>\nr\n</tool_response>", "<|im_end|>", "{{ x }} {% y %}", "naïve 日本語 🙂\u00a0\u2028",
           "[1, 2]", '{"a": 1}', "x" * 5000]
@@ -102,6 +108,26 @@ class Recipe:
 Render = Callable[[list[dict], dict, "list[dict] | None"], tuple[str, str]]
 
 
+def template_probes(environment, source: str, names: list[str] = ()) -> list[str]:
+    """Probe values from a template's own vocabulary: its string constants (alone and inside other text),
+    the given `names` (special-token values), and strings of the lengths its numbers name."""
+    from jinja2 import nodes
+
+    words, numbers = set(names), set()
+    for const in environment.parse(source).find_all(nodes.Const):
+        if isinstance(const.value, str) and const.value:
+            words.add(const.value)
+            numbers.update(int(d) for d in re.findall(r"\d{1,6}", const.value))
+        elif isinstance(const.value, int) and not isinstance(const.value, bool):
+            numbers.add(const.value)
+    probes = []
+    for word in sorted(w for w in words if len(w) <= 200):
+        probes += [word, f"a{word}b"]
+    for n in sorted(n for n in numbers if 0 < n <= 20000):
+        probes += ["y" * n, "y" * (n + 1)]
+    return probes
+
+
 def deterministic(template: str) -> bool:
     """Whether a template's output can only depend on its inputs (no clock, no random numbers)."""
     return "strftime_now" not in template and "random" not in template
@@ -110,8 +136,9 @@ def deterministic(template: str) -> bool:
 class RenderRecipes:
     """Recipes by shape; `render()` answers from a recipe, or None when the shape must be rendered in full."""
 
-    def __init__(self, render: Render, max_shapes: int = 1024):
+    def __init__(self, render: Render, probes: list[str] = PROBES, max_shapes: int = 1024):
         self._render = render
+        self._probes = list(dict.fromkeys(probes))
         self._max = max_shapes
         self._recipes: dict[Key, Recipe | None] = {}
         self.refusals: dict[Key, str] = {}  # why a shape is rendered in full (for `explain()` and tests)
@@ -186,7 +213,7 @@ class RenderRecipes:
             return self._refuse(key, "the template transforms field values (a placeholder was escaped or cut)")
         parts = [p if i % 2 == 0 else int(p) for i, p in enumerate(pieces) if i % 2 or p]
         recipe = Recipe(head, parts)
-        for probe in PROBES:
+        for probe in self._probes:
             plain = self._with_values(messages, lambda i: probe)
             try:
                 expected = self._render(plain, template_kwargs, tools)

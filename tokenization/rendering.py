@@ -42,6 +42,19 @@ class TemplateRenderer:
         self._compiled = _compile_jinja_template(template)
         self._special_tokens = _plain(dict(special_tokens))
 
+    @property
+    def environment(self):
+        """The Jinja environment the template was compiled in (to parse it, e.g. for its constants)."""
+        return self._compiled.environment
+
+    @property
+    def special_token_values(self) -> list[str]:
+        """The special-token strings the template sees as variables (`bos_token`, ...)."""
+        values = []
+        for value in self._special_tokens.values():
+            values += value if isinstance(value, list) else [value]
+        return [v for v in values if isinstance(v, str) and v]
+
     @classmethod
     def for_tokenizer(cls, hf_tokenizer, template: str) -> "TemplateRenderer | None":
         """A renderer for `hf_tokenizer` and `template`, or None when this transformers has none to build on."""
