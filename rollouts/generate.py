@@ -14,6 +14,7 @@ from .engines.base import SamplingParams
 from .limits import RolloutLimits
 from .output import RolloutWriter, read_rollouts, summarize, write_summary
 from .records import Rollout
+from .workers import WorkerStartError
 
 
 class _LiveStats:
@@ -118,7 +119,7 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
         console.print(f"[yellow]interrupted[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
                       "run the same command with --resume to continue")
         return 130
-    except FileExistsError as exc:
+    except (FileExistsError, WorkerStartError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
     print_summary(summary, console)

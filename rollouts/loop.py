@@ -8,9 +8,13 @@ data, not a crash. Only cancellation propagates (after the environment is releas
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any
 
+from pydantic import ValidationError
+
+from rollgym.envs.core.spaces import message_problem
 from rollgym.tokenization import ChatTokenizer, TokenizationError
 
 from .engines.base import SamplingParams
@@ -39,6 +43,34 @@ def _env_category(exc: BaseException | str) -> ErrorCategory:
     """Sandbox failures (dead container, daemon errors) are told apart from environment bugs."""
     text = exc if isinstance(exc, str) else f"{type(exc).__module__}.{type(exc).__name__}"
     return "sandbox" if any(w in text for w in ("sandbox", "Sandbox", "docker", "Docker", "Container")) else "environment"
+
+
+class InvalidReward(ValueError):
+    """A reward that is not a finite number (NaN or inf would poison a GRPO group's advantages)."""
+
+
+def _checked_reward(reward: Any, components: dict | None) -> tuple[float, dict[str, float]]:
+    """The reward and its components as finite floats, or `InvalidReward` naming the offender."""
+    values = {"reward": reward, **{f"reward component {k!r}": v for k, v in (components or {}).items()}}
+    for name, value in values.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InvalidReward(f"the environment's {name} is {value!r}, not a number") from None
+        if not math.isfinite(number):
+            raise InvalidReward(f"the environment's {name} is {number}, not a finite number")
+    return float(reward), {k: float(v) for k, v in (components or {}).items()}
+
+
+def _reply_problem(reply: Any) -> str | None:
+    """Why an environment's reply is not a list of chat messages (None when it is)."""
+    if not isinstance(reply, (list, tuple)):
+        return f"the environment's reply must be a list of chat messages, got {type(reply).__name__}"
+    for i, message in enumerate(reply):
+        problem = message_problem(message, ("tool", "user", "system"))
+        if problem:
+            return f"the environment's reply message {i} is not a valid chat message: {problem}"
+    return None
 
 
 def _malformed_reply(parsed, tokenizer: ChatTokenizer) -> dict:
@@ -105,7 +137,7 @@ async def _final_reward(env: Any, rollout: Rollout, limits: RolloutLimits) -> No
     try:
         async with asyncio.timeout(limits.final_reward_timeout_s):
             reward, components = await scorer()
-        rollout.reward, rollout.reward_components = float(reward), {k: float(v) for k, v in components.items()}
+        rollout.reward, rollout.reward_components = _checked_reward(reward, components)
     except Exception as exc:
         if rollout.error is None:
             rollout.error = _error(_env_category(exc), exc, len(rollout.turns))
@@ -156,7 +188,7 @@ async def _episode(env, engine, tokenizer, task, limits: RolloutLimits, sampling
             sampled_total += await _turn(env, engine, tokenizer, traj, tools, history, turn, turn_sampling, context_bound)
         finally:
             if "generate_s" in turn:
-                rollout.turns.append(Turn(**turn))
+                rollout.turns.append(_turn_record(turn))
     raise _Stop("max_turns", truncated=True)
 
 
@@ -208,10 +240,17 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
             raise _Stop("error", _error(_env_category(exc), exc, index)) from None
         finally:
             turn["env_s"] = time.perf_counter() - t
+        problem = _reply_problem(reply)
+        if problem:
+            raise _Stop("error", RolloutError(category="environment", type="InvalidReply", message=problem, turn=index))
         reply = list(reply)
         if parsed is not None and parsed.errors:
             reply.append(_malformed_reply(parsed, tokenizer))
-    turn["reward"] = float(reward)
+    try:
+        reward, components = _checked_reward(reward, step_info.get("reward_components"))
+    except InvalidReward as exc:
+        raise _Stop("error", _error("environment", exc, index), scored=terminated or truncated) from None
+    turn["reward"] = reward
     turn["env_messages"] = reply
     turn["tool_calls"] = [ToolCall(id=c.get("id", ""), name=c.get("name", ""), arguments=c.get("arguments"),
                                    result=str(c.get("result", "")), failed=bool(c.get("failed", False)),
@@ -221,9 +260,8 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
         raise _Stop("error", RolloutError(category=_env_category(step_info["error"]), type="EnvironmentError",
                                           message=str(step_info["error"]), turn=index), scored=True)
     if terminated or truncated:
-        components = {k: float(v) for k, v in (step_info.get("reward_components") or {}).items()}
         reason = "env_truncated" if truncated else "no_tool_call" if not action.get("tool_calls") else "env_terminated"
-        raise _Stop(reason, truncated=bool(truncated), scored=True, reward=(float(reward), components))
+        raise _Stop(reason, truncated=bool(truncated), scored=True, reward=(reward, components))
     if not reply:
         raise _Stop("error", RolloutError(category="environment", type="EmptyReply", turn=index,
                                           message="the environment returned no messages and did not end the episode"))
@@ -233,3 +271,13 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
         except (TokenizationError, ValueError) as exc:
             raise _Stop("error", _error("tokenization", exc, index)) from None
     return sampled
+
+
+def _turn_record(fields: dict) -> Turn:
+    """The turn's `Turn`; never raises, so it cannot replace the exception that ended the turn."""
+    try:
+        return Turn(**fields)
+    except ValidationError as exc:  # keep what was sampled, say what could not be recorded
+        kept = {k: fields[k] for k in ("index", "prompt_len", "completion_ids", "logprobs", "finish_reason", "generate_s")
+                if k in fields}
+        return Turn.model_construct(**kept, parse_errors=[f"part of this turn could not be recorded: {exc}"[:2000]])

@@ -1,14 +1,19 @@
 """Rollouts in worker processes: one event loop per core, for when rollgym's own Python work
 (rendering, tokenizing, parsing, tool dispatch) limits throughput rather than the engine.
 
-The parent hands out jobs on demand: each worker holds its share of `concurrency` running rollouts
-plus a few queued (an eighth as many, at least one), and is topped up in one message once its queue
-is used up, so no worker idles while another works through a long tail. Each worker builds its own engine (from a spec string, or by unpickling
-the engine object) and environments, runs each job exactly as the in-process loop does, and sends
-every finished `Rollout` back as JSON. A worker that dies turns the rollouts it held into errored
-rollouts (the batch goes on; jobs not yet handed out go to the others). Cancelling stops every worker,
-and each releases its environments before it exits; workers ignore Ctrl-C so that the parent decides
-the order of shutdown.
+The parent hands out jobs on demand: each worker runs its share of `concurrency` rollouts and holds a
+few more queued (an eighth as many, at least one), and is topped up in one message once its queue is
+used up, so no worker idles while another works through a long tail. Each worker builds its own engine
+(from a spec string, or by unpickling the engine object) and environments, runs each job exactly as
+the in-process loop does, and sends every finished `Rollout` back as JSON.
+
+Failures: a worker that cannot start (a bad engine spec, a missing model) stops the whole run with its
+traceback (`WorkerStartError`); rollouts are never written as errors for it, so a resumed run redoes them. A worker that dies later turns only the
+rollouts it held into errored rollouts (`internal`/`WorkerDied`); jobs it had not been given go to the
+others. A result that cannot be decoded is one errored rollout. Cancelling (or SIGTERM to a worker)
+stops every worker, and each releases its environments before it exits; workers ignore Ctrl-C so that
+the parent decides the order of shutdown. The parent's event loop never blocks on a pipe: commands go
+out through a writer thread, results are read as they arrive.
 
 Worker processes are rollgym's own, so each freezes the heap it starts with (`gc.freeze()`): garbage
 collections then scan the run's objects, not the imported libraries. As with any `multiprocessing`
@@ -21,7 +26,10 @@ import asyncio
 import gc
 import multiprocessing
 import pickle
+import queue
 import signal
+import threading
+import time
 import traceback
 from collections import deque
 from dataclasses import dataclass
@@ -33,17 +41,15 @@ from .engines.base import SamplingParams
 from .limits import RolloutLimits
 from .records import Rollout, RolloutError
 
-#: How long a stopping worker may take to release its environments before it is killed.
+#: How long stopping workers may take, together, to release their environments before they are killed.
 STOP_GRACE_S = 120.0
-
-
-def prefetch_for(slots: int) -> int:
-    """Jobs a worker holds beyond its running ones, so it never waits for the parent between two rollouts."""
-    return max(1, slots // 8)
-
 
 DONE = b"D"  # worker -> parent: finished (normally or after a stop)
 _ROLLOUT, _FAILED = b"R", b"E"  # worker -> parent: a finished rollout; the worker could not start
+
+
+class WorkerStartError(RuntimeError):
+    """A worker process could not start (its engine or environment could not be built); the run stops."""
 
 
 @dataclass
@@ -58,6 +64,17 @@ class WorkerSpec:
     limits: RolloutLimits | None
     sampling: SamplingParams
     group_prefix: str
+
+
+def prefetch_for(slots: int) -> int:
+    """Jobs a worker holds beyond its running ones, so it never waits for the parent between two rollouts."""
+    return max(1, slots // 8)
+
+
+def split_slots(concurrency: int, workers: int) -> list[int]:
+    """`concurrency` rollouts shared out over at most `workers` processes, each running at least one."""
+    n = max(1, min(workers, concurrency))
+    return [concurrency // n + (1 if i < concurrency % n else 0) for i in range(n)]
 
 
 def _context():
@@ -80,14 +97,19 @@ def _worker_main(results: Connection, commands: Connection, blob: bytes) -> None
 
 
 def _encode(ti: int, si: int, rollout: Rollout) -> bytes:
-    """`R` + `"ti si\\n"` + the rollout's JSON: the header is read without parsing the record twice."""
-    return b"%s%d %d\n%s" % (_ROLLOUT, ti, si, rollout.model_dump_json().encode())
+    """`R` + `"ti si\\n"` + the rollout's JSON (values JSON cannot hold are written as text)."""
+    return b"%s%d %d\n%s" % (_ROLLOUT, ti, si, rollout.model_dump_json(fallback=str, warnings=False).encode())
 
 
 def _decode(raw: bytes) -> tuple[int, int, Rollout]:
     header, _, body = raw[1:].partition(b"\n")
     ti, si = map(int, header.split())
     return ti, si, Rollout.model_validate_json(body)
+
+
+def _unsendable(job: Job, env_id: str, group_prefix: str, exc: BaseException) -> Rollout:
+    return _errored(job, env_id, group_prefix, "ResultNotSerializable",
+                    f"the finished rollout could not be serialised to send it to the parent: {exc}"[:2000])
 
 
 async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) -> None:
@@ -108,6 +130,7 @@ async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) ->
         return
     gc.collect()
     gc.freeze()
+    loop.add_signal_handler(signal.SIGTERM, main.cancel)  # terminate() = stop: environments are released
 
     def on_command() -> None:  # jobs into the inbox; `stop`, or the parent's death (EOF), cancels everything
         try:
@@ -130,7 +153,11 @@ async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) ->
         while (job := await inbox.get()) is not None:
             rollout = await run_job(factory, env_id, job, engine, spec.tokenizer, limits=spec.limits,
                                     sampling=spec.sampling, group_prefix=spec.group_prefix)
-            results.send_bytes(_encode(job[0], job[2], rollout))
+            try:
+                message = _encode(job[0], job[2], rollout)
+            except Exception as exc:  # one odd record must not take the worker's other rollouts down
+                message = _encode(job[0], job[2], _unsendable(job, env_id, spec.group_prefix, exc))
+            results.send_bytes(message)
         inbox.put_nowait(None)  # every slot sees the end
 
     try:
@@ -151,54 +178,76 @@ async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) ->
 
 
 # --- parent side ---------------------------------------------------------------------------------
-def _lost(job: Job, env_id: str, group_prefix: str, why: str) -> Rollout:
+def _errored(job: Job, env_id: str, group_prefix: str, kind: str, why: str) -> Rollout:
     ti, tid, si, _ = job
     return Rollout(env_id=env_id, task_id=tid, group_id=f"{group_prefix}{tid}", sample_index=si, stop_reason="error",
-                   error=RolloutError(category="internal", type="WorkerDied", message=why))
+                   error=RolloutError(category="internal", type=kind, message=why))
+
+
+class _Commands:
+    """Parent -> workers messages, written by one thread so that the event loop never blocks on a full pipe
+    (a worker busy writing a large result reads its commands only afterwards)."""
+
+    def __init__(self, pipes: list[Connection]):
+        self._pipes = pipes
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._write, name="rollgym-worker-commands", daemon=True)
+        self._thread.start()
+
+    def send(self, i: int, message: tuple) -> None:
+        self._queue.put((i, pickle.dumps(message)))
+
+    def _write(self) -> None:
+        while (item := self._queue.get()) is not None:
+            i, data = item
+            try:
+                self._pipes[i].send_bytes(data)
+            except (OSError, ValueError):  # the worker is gone; the parent learns it from its results pipe
+                pass
+
+    def close(self) -> None:
+        """Send what is queued, then stop the thread."""
+        self._queue.put(None)
+        self._thread.join(timeout=10.0)
 
 
 class _Dispatcher:
     """Which worker holds which jobs; hands out the rest on demand, `slots + prefetch` at most per worker."""
 
-    def __init__(self, jobs: list[Job], commands: list[Connection], slots: int):
+    def __init__(self, jobs: list[Job], commands: _Commands, slots: list[int]):
         self.pending: deque[Job] = deque(jobs)
-        self.commands, self.slots, self.depth = commands, slots, slots + prefetch_for(slots)
-        self.held: list[dict[tuple[int, int], Job]] = [{} for _ in commands]
-        self.open = [True] * len(commands)  # may still be sent jobs
-        self.ended = [False] * len(commands)
-
-    def _send(self, i: int, message: tuple) -> bool:
-        try:
-            self.commands[i].send_bytes(pickle.dumps(message))
-            return True
-        except (OSError, ValueError):  # the worker is gone; its EOF will arrive on the results pipe
-            self.open[i] = False
-            return False
+        self.commands, self.slots = commands, slots
+        self.depth = [s + prefetch_for(s) for s in slots]
+        self.held: list[dict[tuple[int, int], Job]] = [{} for _ in slots]
+        self.open = [True] * len(slots)  # may still be sent jobs
+        self.ended = [False] * len(slots)
 
     def fill(self, first: bool = False) -> None:
         """Top up every open worker whose queue is used up (`first`: deal jobs out round robin); tell
         each `end` once nothing is left."""
-        n = len(self.commands)
+        n = len(self.slots)
         chunks: list[list[Job]] = [[] for _ in range(n)]
         if first:
-            for k in range(min(len(self.pending), n * self.depth)):
-                chunks[k % n].append(self.pending.popleft())
+            room = list(self.depth)
+            while self.pending and any(room):
+                for i in range(n):
+                    if self.pending and room[i]:
+                        chunks[i].append(self.pending.popleft())
+                        room[i] -= 1
         else:
             for i in range(n):
-                if self.open[i] and len(self.held[i]) <= self.slots:
-                    for _ in range(min(len(self.pending), self.depth - len(self.held[i]))):
+                if self.open[i] and len(self.held[i]) <= self.slots[i]:
+                    for _ in range(min(len(self.pending), self.depth[i] - len(self.held[i]))):
                         chunks[i].append(self.pending.popleft())
         for i, chunk in enumerate(chunks):
-            if not chunk:
-                continue
-            if self.open[i] and self._send(i, ("jobs", chunk)):
+            if chunk:
+                self.commands.send(i, ("jobs", chunk))
                 self.held[i].update(((job[0], job[2]), job) for job in chunk)
-            else:
-                self.pending.extendleft(reversed(chunk))
         if not self.pending:
-            for i in range(len(self.commands)):
+            for i in range(n):
                 if self.open[i] and not self.ended[i]:
-                    self.ended[i] = self._send(i, ("end",))
+                    self.commands.send(i, ("end",))
+                    self.ended[i] = True
 
     def finished(self, i: int, ti: int, si: int) -> None:
         self.held[i].pop((ti, si), None)
@@ -210,9 +259,9 @@ class _Dispatcher:
         return lost
 
     def stop_all(self) -> None:
-        for i in range(len(self.commands)):
+        for i in range(len(self.slots)):
             if self.open[i]:
-                self._send(i, ("stop",))
+                self.commands.send(i, ("stop",))
             self.open[i] = False
 
 
@@ -220,59 +269,72 @@ async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer:
                               limits: RolloutLimits | None, sampling: SamplingParams,
                               on_result: Callable[[int, int, Rollout], None], group_prefix: str = "",
                               env_kwargs: dict | None = None) -> None:
-    """Run `jobs` in `workers` processes (`concurrency` shared out) and report every result as it arrives."""
+    """Run `jobs` in up to `workers` processes, at most `concurrency` rollouts at once in all; report every
+    result as it arrives. Raises `WorkerStartError` when a worker cannot start."""
     if not jobs:
         return
-    n = min(workers, len(jobs))
-    slots = max(1, -(-concurrency // n))
-    blob = pickle.dumps(WorkerSpec(env, env_kwargs, engine, tokenizer, slots, limits, sampling, group_prefix))
+    slots = split_slots(concurrency, min(workers, len(jobs)))
+    blobs = [pickle.dumps(WorkerSpec(env, env_kwargs, engine, tokenizer, s, limits, sampling, group_prefix))
+             for s in dict.fromkeys(slots)]  # pickling fails here, before any process starts, for lambdas
+    by_slots = dict(zip(dict.fromkeys(slots), blobs))
     env_id = env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
     ctx = _context()
-    procs, readers, commands = [], [], []
+    procs, readers, pipes = [], [], []
     try:
-        for _ in range(n):
+        for s in slots:
             res_r, res_w = ctx.Pipe(duplex=False)
             cmd_r, cmd_w = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_worker_main, args=(res_w, cmd_r, blob), name="rollgym-worker", daemon=True)
+            proc = ctx.Process(target=_worker_main, args=(res_w, cmd_r, by_slots[s]), name="rollgym-worker", daemon=True)
             proc.start()
             res_w.close()
             cmd_r.close()
             procs.append(proc)
             readers.append(res_r)
-            commands.append(cmd_w)
+            pipes.append(cmd_w)
     except BaseException:
-        _Dispatcher([], commands, 0).stop_all()
-        _reap(procs, 5.0)
+        for proc in procs:
+            proc.terminate()
+        _reap(procs, 10.0)
         raise
 
+    commands = _Commands(pipes)
     dispatch = _Dispatcher(jobs, commands, slots)
-    inbox = _Inbox(readers)
-    failures: dict[int, str] = {}
-    live, stopping = n, False
+    inbox = _Inbox(readers, [p.sentinel for p in procs])
+    live, stopping = len(procs), False
+
+    def report(job: Job, rollout: Rollout) -> None:
+        on_result(job[0], job[2], rollout)
 
     async def consume() -> None:
-        nonlocal live
+        nonlocal live, stopping
         while live:
             i, raw = await inbox.get()
-            if raw is None or raw == DONE:  # the worker finished, or died (its pipe closed without DONE)
+            if raw is None or raw == DONE:  # the worker finished, or died (its pipe closed or it exited)
                 live -= 1
                 lost = dispatch.close(i)
                 if lost and not stopping:
                     await asyncio.to_thread(procs[i].join, 5.0)
-                    why = failures.get(i) or f"the worker process exited (code {procs[i].exitcode}) before finishing this rollout"
+                    why = f"the worker process exited (code {procs[i].exitcode}) before finishing this rollout"
                     for job in lost:
-                        on_result(job[0], job[2], _lost(job, env_id, group_prefix, why))
+                        report(job, _errored(job, env_id, group_prefix, "WorkerDied", why))
                 if not stopping:
                     dispatch.fill()  # its unsent jobs still go to the others
                     if not any(dispatch.open) and dispatch.pending:  # nobody is left to run them
                         for job in dispatch.pending:
-                            on_result(job[0], job[2], _lost(job, env_id, group_prefix, "no worker process is left to run it"))
+                            report(job, _errored(job, env_id, group_prefix, "WorkerDied", "no worker process is left to run it"))
                         dispatch.pending.clear()
                 continue
             if raw[:1] == _FAILED:
-                failures[i] = "the worker process could not start: " + raw[1:].decode(errors="replace").strip()[-2000:]
-                continue
-            ti, si, rollout = _decode(raw)
+                stopping = True
+                dispatch.stop_all()
+                raise WorkerStartError("a worker process could not start:\n" + raw[1:].decode(errors="replace").strip())
+            try:
+                ti, si, rollout = _decode(raw)
+            except Exception as exc:  # one unreadable result is one errored rollout, not a crashed batch
+                ti, si = map(int, raw[1:].partition(b"\n")[0].split())
+                job = dispatch.held[i].get((ti, si)) or (ti, "", si, {})
+                rollout = _errored(job, env_id, group_prefix, "ResultUndecodable",
+                                   f"the worker's result could not be read back: {exc}"[:2000])
             dispatch.finished(i, ti, si)
             on_result(ti, si, rollout)
             if not stopping:
@@ -286,25 +348,28 @@ async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer:
         dispatch.stop_all()
         try:  # keep what the workers finish while they release their environments
             await asyncio.shield(asyncio.wait_for(consume(), STOP_GRACE_S))
-        except (TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError, WorkerStartError):
             pass
         raise
     finally:
         dispatch.stop_all()
         inbox.close()
-        await asyncio.shield(asyncio.to_thread(_reap, procs, STOP_GRACE_S))
+        await asyncio.shield(asyncio.to_thread(_shutdown, commands, procs))
 
 
 class _Inbox:
     """Worker messages as `(worker index, message)`, read by the event loop itself when a pipe is readable
-    (no thread, no wake-up per message); the message is `None` when a worker's pipe closes."""
+    (no thread, no wake-up per message). The message is `None` when a worker is gone: its pipe closed,
+    or its process exited (seen on its sentinel, in case something else still holds the pipe open)."""
 
-    def __init__(self, readers: list[Connection]):
+    def __init__(self, readers: list[Connection], sentinels: list[int]):
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue = asyncio.Queue()
         self._readers = dict(enumerate(readers))
+        self._sentinels = dict(enumerate(sentinels))
         for i, conn in self._readers.items():
             self._loop.add_reader(conn.fileno(), self._drain, i)
+            self._loop.add_reader(self._sentinels[i], self._exited, i)
 
     def _drain(self, i: int) -> None:
         conn = self._readers.get(i)
@@ -320,10 +385,20 @@ class _Inbox:
             if not conn.poll():
                 return
 
+    def _exited(self, i: int) -> None:
+        """The process is gone: read what it sent, then report it gone if it never said DONE."""
+        conn = self._readers.get(i)
+        if conn is not None and conn.poll():
+            self._drain(i)
+        if i in self._readers:
+            self._queue.put_nowait((i, None))
+            self._forget(i)
+
     def _forget(self, i: int) -> None:
         conn = self._readers.pop(i, None)
         if conn is not None:
             self._loop.remove_reader(conn.fileno())
+            self._loop.remove_reader(self._sentinels[i])
             conn.close()
 
     async def get(self) -> tuple[int, bytes | None]:
@@ -334,10 +409,18 @@ class _Inbox:
             self._forget(i)
 
 
+def _shutdown(commands: _Commands, procs: list) -> None:
+    """Deliver the last commands, then wait for the workers to exit."""
+    commands.close()
+    _reap(procs, STOP_GRACE_S)
+
+
 def _reap(procs: list, grace_s: float) -> None:
-    """Wait for workers to exit; kill the ones that outlive the grace period."""
+    """Wait for workers to exit, `grace_s` in all; kill the ones still alive after it."""
+    deadline = time.monotonic() + grace_s
     for proc in procs:
-        proc.join(timeout=grace_s)
+        proc.join(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in procs:
         if proc.is_alive():
             proc.kill()
             proc.join(timeout=5.0)

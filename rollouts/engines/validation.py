@@ -40,11 +40,8 @@ def validate_prompt(
 
 
 def _plain_ints(ids: list) -> bool:
-    """True when every item is an integer, by one C-speed `sum` (a float makes it a float, a str or None raises)."""
-    try:
-        return type(sum(ids)) is int
-    except TypeError:
-        return False
+    """True when every item is exactly an `int` (a C-speed pass; bools and numpy ints take the slow path)."""
+    return set(map(type, ids)) <= {int}
 
 
 def check_context(prompt_len: int, *, max_model_len: int | None, engine: str = "engine") -> None:

@@ -36,8 +36,9 @@ def test_prompt_validation():
             validate_prompt(bad, max_model_len=10)
     import numpy as np
 
-    ids = validate_prompt([np.int64(5), 6], max_model_len=10)  # converted one by one, to plain ints
-    assert ids == [5, 6] and all(type(t) is int for t in ids)
+    for mixed in ([np.int64(5), 6], [True, 5, 6]):  # converted one by one, to plain ints
+        ids = validate_prompt(mixed, max_model_len=10)
+        assert ids == [int(t) for t in mixed] and all(type(t) is int for t in ids)
     prompt = [7, 8]
     ids = validate_prompt(prompt, max_model_len=10)
     assert ids == prompt and ids is not prompt  # a copy: the caller may keep appending to its list

@@ -135,3 +135,16 @@ def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
     assert len(keys) == len(set(keys)) == 12
     assert all(r.error is None for r in read_rollouts(path)), done.stderr  # the workers' own engines sampled
     assert [r.id for r in read_rollouts(path)][: len(first)] == [r.id for r in first]  # earlier lines untouched
+
+
+def test_workers_that_cannot_build_the_engine_stop_generate_without_writing_errors(tmp_path):
+    """The tokenizer loads in the parent, but no worker can build the model: exit 2, nothing to resume past."""
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "rollgym.rollouts.cli", "generate", "--env", "rollgym/Calculator-v0", "--num-tasks", "3",
+           "--n", "1", "--workers", "2", "--model", f"hf:{empty}", "--tokenizer", "smollm2-135m", "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "could not start" in done.stderr and str(empty) in done.stderr
+    assert not (out / "rollouts.jsonl").exists() or (out / "rollouts.jsonl").read_text() == ""

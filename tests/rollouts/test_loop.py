@@ -142,6 +142,59 @@ async def test_error_categories_are_data_and_env_is_closed(tool_tok, say, case, 
     assert env.closed
 
 
+class _EnvThatReplies(_EnvThatBreaks):
+    """A real Calculator whose step answers with what the test says (rewards, reply) after the real step."""
+
+    def __init__(self, reply=None, reward=None, components=None, terminated=False):
+        super().__init__(None)
+        self.reply, self.reward, self.components, self.terminated = reply, reward, components, terminated
+
+    async def astep(self, action):
+        reply, reward, terminated, truncated, info = await self.env.astep(action)
+        if self.components is not None:
+            info["reward_components"] = self.components
+        return (reply if self.reply is None else self.reply, reward if self.reward is None else self.reward,
+                terminated or self.terminated, truncated, info)
+
+    async def compute_reward(self):
+        return await self.env.compute_reward()
+
+
+@pytest.mark.parametrize("reward,components,where", [(float("nan"), None, "reward is nan"),
+                                                      (1.0, {"resolved": float("inf")}, "'resolved' is inf"),
+                                                      ("high", None, "'high', not a number")])
+async def test_a_non_finite_reward_is_an_environment_error_not_a_poisoned_group(tool_tok, say, reward, components, where):
+    from rollgym.rollouts.records import Rollout
+
+    env = _EnvThatReplies(reward=reward, components=components, terminated=True)
+    r = await run_rollout(env, ScriptedEngine([say.call("add", a=1, b=1)]), tool_tok, TASK)
+    assert r.stop_reason == "error" and r.error.category == "environment" and r.error.type == "InvalidReward"
+    assert where in r.error.message and r.reward == 0.0 and len(r.turns) == 1  # the sampled turn is kept
+    assert Rollout.model_validate_json(r.model_dump_json()) == r  # and it survives the JSONL round trip
+
+
+async def test_a_non_finite_final_reward_is_an_environment_error(tool_tok, say):
+    env = _EnvThatReplies()
+
+    async def nan_reward():
+        return float("nan"), {}
+
+    env.compute_reward = nan_reward
+    r = await run_rollout(env, ScriptedEngine(lambda p, s: say.call("add", a=1, b=1)), tool_tok, TASK,
+                          limits=RolloutLimits(max_turns=2))
+    assert r.stop_reason == "max_turns" and r.error.category == "environment" and "nan" in r.error.message
+    assert r.reward == 0.0 and len(r.turns) == 2
+
+
+@pytest.mark.parametrize("reply,problem", [("3", "must be a list of chat messages, got str"),
+                                            ([{"role": "assistant", "content": "x"}], "message 0"),
+                                            ([{"role": "tool", "content": "3"}], "tool_call_id")])
+async def test_an_invalid_reply_is_an_environment_error(tool_tok, say, reply, problem):
+    r = await run_rollout(_EnvThatReplies(reply=reply), ScriptedEngine([say.call("add", a=1, b=1)]), tool_tok, TASK)
+    assert r.stop_reason == "error" and r.error.category == "environment" and r.error.type == "InvalidReply"
+    assert problem in r.error.message and len(r.turns) == 1 and r.turns[0].completion_ids
+
+
 async def test_cancellation_releases_the_environment(tool_tok, say):
     env = _EnvThatBreaks(None)
     env.astep = lambda action: asyncio.sleep(10)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from rollgym.envs.core import tool
 from rollgym.rollouts.batch import run_rollouts
 from rollgym.rollouts.engines.scripted import ScriptedEngine
 from rollgym.rollouts.limits import RolloutLimits
+from rollgym.rollouts.workers import WorkerStartError, split_slots
 
 TASKS = CalculatorEnv.default_tasks(6)
 
@@ -97,6 +99,28 @@ class PidEnv(CalculatorEnv):
         return str(os.getpid())
 
 
+class BigEnv(CalculatorEnv):
+    """A Calculator whose `big` tool returns 200,000 characters."""
+
+    @tool
+    async def big(self) -> str:
+        """A large output."""
+        return "x" * 200_000
+
+
+class OddArgsEnv(PidEnv):
+    """Records a tool call whose arguments hold a value JSON cannot represent (an env's own bookkeeping)."""
+
+    async def astep(self, action):
+        reply, reward, terminated, truncated, info = await super().astep(action)
+        info["tool_calls"] = [dict(call, arguments={"when": object()}) for call in info["tool_calls"]]
+        return reply, reward, terminated, truncated, info
+
+
+def workers_alive() -> list:
+    return [p for p in multiprocessing.active_children() if p.name == "rollgym-worker" and p.is_alive()]
+
+
 def token_views(rollouts):
     return [(r.task_id, r.sample_index, r.reward, r.stop_reason, r.token_view()) for r in rollouts]
 
@@ -131,13 +155,78 @@ async def test_a_dead_worker_loses_only_what_it_held(tool_tok):
     assert all(rollouts[i].reward == 1.0 for i in {0, 2, 4, 5})
 
 
-async def test_a_worker_that_cannot_start_says_why(tool_tok):
-    # Every worker builds its engine from the spec; an unknown spec fails in each, and every rollout says why.
-    rollouts = await run_rollouts("rollgym/Calculator-v0", TASKS[:3], "no-such-engine:x", tool_tok, workers=2)
-    assert len(rollouts) == 3
-    for r in rollouts:
-        assert r.error.type == "WorkerDied" and "could not start" in r.error.message
-        assert "no-such-engine" in r.error.message
+async def test_a_worker_that_cannot_start_stops_the_run_with_its_traceback(tool_tok):
+    # Every worker builds its engine from the spec: a bad spec is a setup error, not rollouts written as errors.
+    seen = []
+    with pytest.raises(WorkerStartError, match="no-such-engine"):
+        await run_rollouts("rollgym/Calculator-v0", TASKS[:3], "no-such-engine:x", tool_tok, workers=2, on_result=seen.append)
+    assert seen == [] and not workers_alive()
+
+
+def test_concurrency_is_shared_out_exactly():
+    assert split_slots(1, 4) == [1]  # never more processes (or rollouts) than the concurrency
+    assert split_slots(16, 3) == [6, 5, 5] and split_slots(8, 2) == [4, 4]
+
+
+async def test_concurrency_one_means_one_environment_at_a_time(tool_tok):
+    rollouts = await run_rollouts(PidEnv, TASKS[:4], ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, n=1,
+                                  concurrency=1, workers=2, limits=RolloutLimits(max_turns=1))
+    assert len({r.turns[0].env_messages[0]["content"] for r in rollouts}) == 1  # one worker process ran them all
+
+
+def test_large_tasks_and_results_do_not_deadlock_the_pipes(tool_tok):
+    # Each task carries 300 kB and each result 400 kB: far more than a pipe holds, in both directions at once.
+    # A deadlock would block the event loop itself, so the batch runs in a thread the test can give up on.
+    big = [dict(t, notes="n" * 300_000) for t in CalculatorEnv.default_tasks(12)]
+    out = {}
+
+    def batch():
+        out["rollouts"] = asyncio.run(run_rollouts(BigEnv, big, ScriptedEngine(AlwaysCall(tool_tok, "big")), tool_tok, n=1,
+                                                   concurrency=8, workers=2, limits=RolloutLimits(max_turns=2)))
+
+    thread = threading.Thread(target=batch, daemon=True)
+    thread.start()
+    thread.join(timeout=300)
+    assert not thread.is_alive(), "the batch hung: parent and workers are blocked writing to each other"
+    rollouts = out["rollouts"]
+    assert len(rollouts) == 12 and all(r.error is None for r in rollouts)
+    assert all(len(r.turns[0].env_messages[0]["content"]) == 200_000 for r in rollouts)
+
+
+async def test_a_value_json_cannot_hold_arrives_as_text(tool_tok):
+    rollouts = await run_rollouts(OddArgsEnv, TASKS[:2], ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, n=1,
+                                  concurrency=2, workers=2, limits=RolloutLimits(max_turns=1))
+    assert all(r.error is None for r in rollouts)
+    assert all(r.turns[0].tool_calls[0].arguments["when"].startswith("<object object at") for r in rollouts)
+
+
+async def test_an_on_result_that_raises_stops_the_run_and_every_worker(tool_tok):
+    def explode(rollout):
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        await run_rollouts("rollgym/Calculator-v0", TASKS, ScriptedEngine(Solver(tool_tok)), tool_tok, n=2, concurrency=4,
+                           workers=2, on_result=explode)
+    assert not workers_alive()
+
+
+async def test_sigterm_to_a_worker_releases_its_environments(tool_tok, tmp_path):
+    batch = asyncio.create_task(run_rollouts(SlowEnvFactory(tmp_path), TASKS, ScriptedEngine(AlwaysCall(tool_tok, "wait")),
+                                             tool_tok, n=2, concurrency=4, workers=2, limits=RolloutLimits(max_turns=4)))
+    for _ in range(200):  # until both workers have environments up
+        await asyncio.sleep(0.05)
+        if len({p.name.rsplit("-", 1)[1] for p in tmp_path.glob("setup-*")}) == 2:
+            break
+    victim = next(p for p in multiprocessing.active_children() if p.name == "rollgym-worker")
+    victim.terminate()
+    rollouts = await asyncio.wait_for(batch, timeout=300)
+    assert len(rollouts) == 12  # every job is accounted for: finished by the survivor, or reported lost
+    lost = [r for r in rollouts if r.error is not None]
+    assert lost and all(r.error.type == "WorkerDied" for r in lost)
+    setups = sorted(p.name.split("-", 1)[1] for p in tmp_path.glob("setup-*"))
+    teardowns = sorted(p.name.split("-", 1)[1] for p in tmp_path.glob("teardown-*"))
+    assert setups == teardowns  # the terminated worker released what it had set up
+    assert not workers_alive()
 
 
 async def test_jobs_go_to_whichever_worker_is_free(tool_tok, tmp_path):
@@ -168,7 +257,7 @@ async def test_cancelling_stops_every_worker_and_releases_every_environment(tool
     setups = sorted(p.name.split("-", 1)[1] for p in tmp_path.glob("setup-*"))
     teardowns = sorted(p.name.split("-", 1)[1] for p in tmp_path.glob("teardown-*"))
     assert setups and setups == teardowns  # every environment that was set up was released
-    assert not [p for p in multiprocessing.active_children() if p.name == "rollgym-worker"]
+    assert not workers_alive()
     assert seen == []  # nothing finished: 20 turns of 0.3 s each had no time to
 
 
