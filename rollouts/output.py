@@ -46,7 +46,7 @@ class RolloutWriter:
                 fh.truncate(data.rfind(b"\n") + 1)
 
     def write(self, rollout: Rollout) -> None:
-        self._fh.write(rollout.model_dump_json(fallback=str, warnings=False).encode() + b"\n")  # odd values as text
+        self._fh.write(rollout.to_json().encode() + b"\n")
         self._fh.flush()
         self.done.add(rollout.key)
 

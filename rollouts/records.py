@@ -152,6 +152,10 @@ class Rollout(BaseModel):
             out[f"tool_failures/{name}"] = float(n)
         return out
 
+    def to_json(self) -> str:
+        """The rollout as one JSON line's text; a value JSON cannot hold (an env's own object) is written as text."""
+        return self.model_dump_json(fallback=str, warnings=False)
+
     @property
     def key(self) -> tuple[str, int]:
         """(task id, sample index): what `--resume` matches on."""

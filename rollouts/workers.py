@@ -97,19 +97,14 @@ def _worker_main(results: Connection, commands: Connection, blob: bytes) -> None
 
 
 def _encode(ti: int, si: int, rollout: Rollout) -> bytes:
-    """`R` + `"ti si\\n"` + the rollout's JSON (values JSON cannot hold are written as text)."""
-    return b"%s%d %d\n%s" % (_ROLLOUT, ti, si, rollout.model_dump_json(fallback=str, warnings=False).encode())
+    """`R` + `"ti si\\n"` + the rollout's JSON line."""
+    return b"%s%d %d\n%s" % (_ROLLOUT, ti, si, rollout.to_json().encode())
 
 
 def _decode(raw: bytes) -> tuple[int, int, Rollout]:
     header, _, body = raw[1:].partition(b"\n")
     ti, si = map(int, header.split())
     return ti, si, Rollout.model_validate_json(body)
-
-
-def _unsendable(job: Job, env_id: str, group_prefix: str, exc: BaseException) -> Rollout:
-    return _errored(job, env_id, group_prefix, "ResultNotSerializable",
-                    f"the finished rollout could not be serialised to send it to the parent: {exc}"[:2000])
 
 
 async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) -> None:
@@ -156,7 +151,8 @@ async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) ->
             try:
                 message = _encode(job[0], job[2], rollout)
             except Exception as exc:  # one odd record must not take the worker's other rollouts down
-                message = _encode(job[0], job[2], _unsendable(job, env_id, spec.group_prefix, exc))
+                message = _encode(job[0], job[2], _errored(job, env_id, spec.group_prefix, "ResultNotSerializable",
+                                                           f"the rollout could not be serialised: {exc}"[:2000]))
             results.send_bytes(message)
         inbox.put_nowait(None)  # every slot sees the end
 
@@ -274,9 +270,9 @@ async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer:
     if not jobs:
         return
     slots = split_slots(concurrency, min(workers, len(jobs)))
-    blobs = [pickle.dumps(WorkerSpec(env, env_kwargs, engine, tokenizer, s, limits, sampling, group_prefix))
-             for s in dict.fromkeys(slots)]  # pickling fails here, before any process starts, for lambdas
-    by_slots = dict(zip(dict.fromkeys(slots), blobs))
+    # Pickled once per distinct share (at most two); this fails here, before any process starts, for lambdas.
+    specs = {s: pickle.dumps(WorkerSpec(env, env_kwargs, engine, tokenizer, s, limits, sampling, group_prefix))
+             for s in set(slots)}
     env_id = env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
     ctx = _context()
     procs, readers, pipes = [], [], []
@@ -284,7 +280,7 @@ async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer:
         for s in slots:
             res_r, res_w = ctx.Pipe(duplex=False)
             cmd_r, cmd_w = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_worker_main, args=(res_w, cmd_r, by_slots[s]), name="rollgym-worker", daemon=True)
+            proc = ctx.Process(target=_worker_main, args=(res_w, cmd_r, specs[s]), name="rollgym-worker", daemon=True)
             proc.start()
             res_w.close()
             cmd_r.close()
@@ -302,8 +298,8 @@ async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer:
     inbox = _Inbox(readers, [p.sentinel for p in procs])
     live, stopping = len(procs), False
 
-    def report(job: Job, rollout: Rollout) -> None:
-        on_result(job[0], job[2], rollout)
+    def lose(job: Job, kind: str, why: str) -> None:
+        on_result(job[0], job[2], _errored(job, env_id, group_prefix, kind, why))
 
     async def consume() -> None:
         nonlocal live, stopping
@@ -316,12 +312,12 @@ async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer:
                     await asyncio.to_thread(procs[i].join, 5.0)
                     why = f"the worker process exited (code {procs[i].exitcode}) before finishing this rollout"
                     for job in lost:
-                        report(job, _errored(job, env_id, group_prefix, "WorkerDied", why))
+                        lose(job, "WorkerDied", why)
                 if not stopping:
                     dispatch.fill()  # its unsent jobs still go to the others
                     if not any(dispatch.open) and dispatch.pending:  # nobody is left to run them
                         for job in dispatch.pending:
-                            report(job, _errored(job, env_id, group_prefix, "WorkerDied", "no worker process is left to run it"))
+                            lose(job, "WorkerDied", "no worker process is left to run it")
                         dispatch.pending.clear()
                 continue
             if raw[:1] == _FAILED:
@@ -332,9 +328,8 @@ async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer:
                 ti, si, rollout = _decode(raw)
             except Exception as exc:  # one unreadable result is one errored rollout, not a crashed batch
                 ti, si = map(int, raw[1:].partition(b"\n")[0].split())
-                job = dispatch.held[i].get((ti, si)) or (ti, "", si, {})
-                rollout = _errored(job, env_id, group_prefix, "ResultUndecodable",
-                                   f"the worker's result could not be read back: {exc}"[:2000])
+                rollout = _errored(dispatch.held[i].get((ti, si)) or (ti, "", si, {}), env_id, group_prefix,
+                                   "ResultUndecodable", f"the worker's result could not be read back: {exc}"[:2000])
             dispatch.finished(i, ti, si)
             on_result(ti, si, rollout)
             if not stopping:

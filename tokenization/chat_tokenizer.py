@@ -77,11 +77,6 @@ def _load_template(chat_template: str | os.PathLike | None) -> str | None:
     raise ValueError(f"chat_template is neither a Jinja template string nor an existing file: {text[:80]!r}")
 
 
-def _kwargs_key(template_kwargs: dict) -> str:
-    """Template options as a hashable key (keys in their order: `tojson` renders them in that order)."""
-    return json.dumps(template_kwargs, default=str) if template_kwargs else ""
-
-
 def _options_key(tools: list[dict] | None, template_kwargs: dict) -> str:
     """Tools and template options as a hashable key ("" when there are neither; keys in their order)."""
     return json.dumps([tools, template_kwargs], default=str) if tools or template_kwargs else ""
@@ -190,7 +185,7 @@ class ChatTokenizer:
         """
         if tools is None and self._recipes is not None:
             if kwargs_key is None:
-                kwargs_key = _kwargs_key(template_kwargs)
+                kwargs_key = _options_key(None, template_kwargs)
             found = self._recipes.render(normalize_for_template(new_messages), template_kwargs, kwargs_key)
             if found is not None:
                 return found
@@ -306,7 +301,7 @@ class ChatTokenizer:
         kwargs = template_kwargs or {}
         if bridge_tools == "auto":
             bridge_tools = self._tools_for_bridges(tools, kwargs)
-        kwargs_key = _kwargs_key(kwargs)
+        kwargs_key = _options_key(None, kwargs)
         head, closing = self._closing(new_messages, bridge_tools, kwargs, kwargs_key)
         cut = 0
         if last_id is not None and last_id in self.stop_token_ids:

@@ -70,6 +70,10 @@ class _Traced(str):
             return NotImplemented
         return _Traced(str.__add__(other, self), object.__getattribute__(self, "__dict__")["log"])
 
+    def __bool__(self):  # str has none (its truth is its length): defined so that `{% if value %}` is seen
+        _touch(self, "__bool__")
+        return str.__len__(self) > 0
+
 
 def _logged(name: str):
     base = getattr(str, name)
@@ -87,7 +91,6 @@ for _name in ("__len__", "__iter__", "__contains__", "__getitem__", "__eq__", "_
               "__repr__"):
     if hasattr(str, _name):
         setattr(_Traced, _name, _logged(_name))
-_Traced.__bool__ = lambda self: (_touch(self, "__bool__"), str.__len__(self) > 0)[1]  # str has none: truth is len
 
 
 class Recipe:
@@ -213,13 +216,13 @@ class RenderRecipes:
             return self._refuse(key, "the template transforms field values (a placeholder was escaped or cut)")
         parts = [p if i % 2 == 0 else int(p) for i, p in enumerate(pieces) if i % 2 or p]
         recipe = Recipe(head, parts)
+        n = sum(1 for m in traced for k in m if k != "role")  # the shape's slots
         for probe in self._probes:
             plain = self._with_values(messages, lambda i: probe)
             try:
                 expected = self._render(plain, template_kwargs, tools)
             except Exception as exc:
                 return self._refuse(key, f"the template refused a probe value {probe!r}: {exc}")
-            n = sum(1 for m in plain for k in m if k != "role")
             if expected != (head, recipe.fill([probe] * n)):
                 return self._refuse(key, f"the template renders field value {probe!r} differently from verbatim")
         return recipe

@@ -148,3 +148,15 @@ def test_workers_that_cannot_build_the_engine_stop_generate_without_writing_erro
     assert done.returncode == 2, done.stdout + done.stderr
     assert "could not start" in done.stderr and str(empty) in done.stderr
     assert not (out / "rollouts.jsonl").exists() or (out / "rollouts.jsonl").read_text() == ""
+
+
+def test_writer_keeps_a_rollout_with_a_value_json_cannot_hold(tmp_path):
+    """An environment's own object in a record is written as text, not a crashed writer or a lost line."""
+    from rollgym.rollouts.records import Rollout, ToolCall, Turn
+
+    rollout = Rollout(task_id="t", turns=[Turn(index=0, prompt_len=3, tool_calls=[ToolCall(id="c", name="f", arguments={"when": object()})])])
+    writer = RolloutWriter(tmp_path)
+    writer.write(rollout)
+    writer.close()
+    (back,) = read_rollouts(writer.path)
+    assert back.key == ("t", 0) and back.turns[0].tool_calls[0].arguments["when"].startswith("<object object at")
