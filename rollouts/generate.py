@@ -14,7 +14,7 @@ from .engines.base import SamplingParams
 from .limits import RolloutLimits
 from .output import RolloutWriter, read_rollouts, summarize, write_summary
 from .records import Rollout
-from .workers import WorkerStartError
+from .workers import WorkerStartError, own_process_gc
 
 
 class _LiveStats:
@@ -87,7 +87,6 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
     With `workers > 1` every worker process builds its own engine from the spec.
     """
     import asyncio
-    import gc
 
     from .engines import make_engine
     from .setup_run import load_tasks, tokenizer_for
@@ -100,9 +99,7 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
     except Exception as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
-    # This process is the CLI's own: collections during the run need not rescan the libraries loaded above.
-    gc.collect()
-    gc.freeze()
+    own_process_gc()  # this process is the CLI's own
 
     async def run() -> dict:
         try:

@@ -165,6 +165,7 @@ async def _episode(env, engine, tokenizer, task, limits: RolloutLimits, sampling
     max_len = limits.max_model_len or getattr(engine, "max_model_len", None)
     sampled_total = 0
     history = list(messages)
+    last_update: dict | None = None
     for index in range(limits.max_turns):
         remaining = None if limits.max_total_tokens is None else limits.max_total_tokens - sampled_total
         if remaining is not None and remaining <= 0:
@@ -178,9 +179,10 @@ async def _episode(env, engine, tokenizer, task, limits: RolloutLimits, sampling
                 raise _Stop("context_limit", truncated=True)
             context_bound = room <= max_tokens
             max_tokens = min(max_tokens, room)
-        turn_sampling = sampling.model_copy(update={
-            "max_tokens": max_tokens, "seed": None if sampling.seed is None else (sampling.seed + index) % 2**63,
-            **({"stop_token_ids": stop_ids} if traj is not None else {})})
+        update = {"max_tokens": max_tokens, "seed": None if sampling.seed is None else (sampling.seed + index) % 2**63,
+                  **({"stop_token_ids": stop_ids} if traj is not None else {})}
+        if update != last_update:  # most turns sample with the same parameters as the one before
+            turn_sampling, last_update = sampling.model_copy(update=update), update
         # The turn's fields, made into a `Turn` once when the turn ends, however it ends (a turn whose
         # generation failed sampled nothing and is not recorded).
         turn: dict[str, Any] = {"index": index, "prompt_len": prompt_len}

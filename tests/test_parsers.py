@@ -1,12 +1,16 @@
 """Tool-call parsing for every format: round trips through the real templates, and malformed calls as data."""
 
 import json
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from support import TEMPLATES, VOCABS
 from rollgym.tokenization.certify import TOOLS, _canonical_completion
 from rollgym.tokenization.parsers import detect_parser, make_parser, split_reasoning
+from rollgym.tokenization.parsers.base import tool_call_blocks
 
 CALLS = [("get_weather", {"city": "Paris", "metric": True}),
          ("search", {"query": "rust borrow checker", "limit": 3, "filters": {"safe": False, "ids": [1, 2]}})]
@@ -107,3 +111,24 @@ def test_reasoning_split(text, reasoning, content):
 def test_unknown_parser_lists_known():
     with pytest.raises(ValueError, match="known: glm, hermes, llama_json, xml_function"):
         make_parser("mistral")
+
+
+_BLOCK = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)  # the block grammar, as a regular expression
+
+
+def _blocks_by_regex(text):
+    start = text.find("<tool_call>")
+    if start < 0:
+        return text.strip(), [], []
+    found = [(i, m.group(1), bool(m.group(2))) for i, m in enumerate(_BLOCK.finditer(text, start))]
+    return text[:start].strip(), [(i, b) for i, b, ok in found if ok], [(i, b) for i, b, ok in found if not ok]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["<tool_call>", "</tool_call>", "\n", " ", "x", '{"a": 1}', "<", "tool_call>"]), max_size=12))
+def test_tool_call_blocks_match_the_regular_grammar(pieces):
+    """The scanner cuts blocks exactly where `<tool_call>(.*?)(</tool_call>|$)` does (nested, unterminated, trailing newline)."""
+    text = "".join(pieces)
+    result, blocks = tool_call_blocks(text)
+    content, good, bad = _blocks_by_regex(text)
+    assert (result.content, blocks, [(e.index, e.raw) for e in result.errors]) == (content, good, bad)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rollgym.tokenization import ChatTokenizer, TrajectoryStateError
+from rollgym.tokenization import ChatTokenizer, TokenIds, TokenTrajectory, TrajectoryStateError
 from support import paired_tokenizer
 
 TOOLS = [{"type": "function", "function": {"name": "add", "description": "Add two integers.", "parameters": {
@@ -155,6 +155,27 @@ def test_bad_inputs_are_clear_errors(chat_tokenizers):
         traj.add_completion([1], [0.0], "stop")
     with pytest.raises(ValueError, match="not assistant"):
         traj.add_messages([{"role": "assistant", "content": "no"}])
+    for bad, message in (([1, -3], "outside the vocabulary"), ([1, 10**9], "outside the vocabulary"), ([1, 2.5], "integers")):
+        with pytest.raises(ValueError, match=message):
+            TokenTrajectory(tok, [], None, {}, bad)
+
+
+def test_engines_trust_only_the_trajectorys_own_ids(chat_tokenizers):
+    """`next_prompt_ids` is a `TokenIds` (every id checked on the way in), which engines pass unchecked;
+    a plain list with the same ids is checked, and so is any bad id in one."""
+    from rollgym.rollouts.engines.errors import BadRequestError
+    from rollgym.rollouts.engines.validation import validate_prompt
+
+    tok = chat_tokenizers[("qwen", "qwen2_5")]
+    traj = tok.start([{"role": "user", "content": "x"}])
+    traj.add_completion([tok.end_of_turn_id], [0.0], "stop")
+    ids = traj.next_prompt_ids
+    assert type(ids) is TokenIds and ids == traj.prompt_ids + traj.completion_ids
+    assert ids is not traj.next_prompt_ids  # a fresh list each time: nobody else holds it
+    sent = validate_prompt(ids, max_model_len=None)
+    assert type(sent) is list and sent == ids
+    with pytest.raises(BadRequestError, match=">= 0"):
+        validate_prompt(list(ids) + [-1], max_model_len=None)
 
 
 def test_chat_template_from_file_and_string(hf_tokenizers, tmp_path):

@@ -5,10 +5,10 @@ from .chat_tokenizer import Bridge, ChatTokenizer, ParsedCompletion, TruncationP
 from .errors import (BridgeError, CertificationError, TemplateError, TokenizationError, TrajectoryStateError,
                      UnsupportedFeatureError)
 from .parsers import ToolCallParseError
-from .trajectory import Segment, TokenTrajectory
+from .trajectory import Segment, TokenIds, TokenTrajectory
 
 __all__ = [
     "Bridge", "BridgeError", "CertificationError", "ChatTokenizer", "ParsedCompletion", "Segment", "TemplateError",
-    "TokenTrajectory", "TokenizationError", "ToolCallParseError", "TrajectoryStateError", "TruncationPolicy",
+    "TokenIds", "TokenTrajectory", "TokenizationError", "ToolCallParseError", "TrajectoryStateError", "TruncationPolicy",
     "UnsupportedFeatureError",
 ]

@@ -26,6 +26,25 @@ class Segment:
     n_messages: int = 0
 
 
+class TokenIds(list):
+    """Token ids from a `TokenTrajectory`: every one a plain int in its tokenizer's vocabulary (the
+    trajectory checks each id it takes in), so engines need not check them again on every turn."""
+
+    __slots__ = ()
+
+
+def _vocabulary_ids(ids, vocab: int, what: str) -> list[int]:
+    """`ids` as plain ints, each in [0, vocab), or `ValueError` naming the first that is not."""
+    try:
+        ids = list(map(operator.index, ids))
+    except TypeError as exc:
+        raise ValueError(f"{what} must be integers ({exc})") from None
+    if ids and (min(ids) < 0 or max(ids) >= vocab):
+        i, tok = next((i, t) for i, t in enumerate(ids) if not 0 <= t < vocab)
+        raise ValueError(f"{what}: id {tok} at position {i} is outside the vocabulary (size {vocab})")
+    return ids
+
+
 class TokenTrajectory:
     """Prompt ids, then alternating sampled completions and bridges; never re-tokenized.
 
@@ -40,7 +59,7 @@ class TokenTrajectory:
         self.template_kwargs = template_kwargs
         self.initial_messages = list(messages)
         self.messages: list[dict] = list(messages)
-        self.prompt_ids: list[int] = list(prompt_ids)
+        self.prompt_ids: list[int] = _vocabulary_ids(prompt_ids, tokenizer.vocab_size, "prompt ids")
         self.completion_ids: list[int] = []
         self.logprobs: list[float] = []
         self.env_mask: list[int] = []
@@ -51,9 +70,11 @@ class TokenTrajectory:
 
     # --- state ----------------------------------------------------------------------------
     @property
-    def next_prompt_ids(self) -> list[int]:
-        """What the engine must see next: the prompt plus everything appended since."""
-        return self.prompt_ids + self.completion_ids
+    def next_prompt_ids(self) -> TokenIds:
+        """What the engine must see next: the prompt plus everything appended since (a fresh list)."""
+        ids = TokenIds(self.prompt_ids)
+        ids += self.completion_ids
+        return ids
 
     def __len__(self) -> int:
         return len(self.prompt_ids) + len(self.completion_ids)
@@ -83,17 +104,10 @@ class TokenTrajectory:
             raise TrajectoryStateError(f"the trajectory has ended ({self.end_reason}); no more completions")
         if self.awaiting != "completion":
             raise TrajectoryStateError("add_completion() twice in a row: add the environment's reply with add_messages() first")
-        try:
-            ids = list(map(operator.index, ids))
-        except TypeError as exc:
-            raise ValueError(f"completion ids must be integers ({exc})") from None
+        ids = _vocabulary_ids(ids, self.tokenizer.vocab_size, "completion ids")
         logprobs = [0.0] * len(ids) if logprobs is None else [float(x) for x in logprobs]
         if len(logprobs) != len(ids):
             raise ValueError(f"{len(ids)} ids but {len(logprobs)} logprobs")
-        vocab = self.tokenizer.vocab_size
-        if ids and (min(ids) < 0 or max(ids) >= vocab):
-            i, tok = next((i, t) for i, t in enumerate(ids) if not 0 <= t < vocab)
-            raise ValueError(f"completion id {tok} at position {i} is outside the vocabulary (size {vocab})")
         if logprobs and not math.isfinite(sum(logprobs)):  # one C-speed pass; find the culprit only on failure
             bad = next(((i, x) for i, x in enumerate(logprobs) if not math.isfinite(x)), None)
             if bad is not None:

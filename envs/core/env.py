@@ -106,7 +106,8 @@ class Env(gymnasium.Env):
         return messages, float(reward), terminated, truncated, info
 
     async def aclose(self) -> None:
-        await asyncio.shield(self.teardown())
+        if type(self).teardown is not Env.teardown:  # nothing to protect from cancellation otherwise
+            await asyncio.shield(self.teardown())
 
     # -- sync API (gymnasium) ---------------------------------------------------------------------
     def _run(self, coro):

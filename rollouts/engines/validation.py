@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import math
 import operator
+from array import array
 from typing import Sequence
+
+from rollgym.tokenization.trajectory import TokenIds
 
 from .base import Generation, SamplingParams
 from .errors import BadRequestError, ContextOverflowError, InvalidOutputError
@@ -20,28 +23,37 @@ _LOGPROB_SLACK = 1e-4
 def validate_prompt(
     prompt_ids: Sequence[int], *, max_model_len: int | None, vocab_size: int | None = None, engine: str = "engine"
 ) -> list[int]:
-    """Return the prompt as a list of ints, or raise a clear `BadRequestError`."""
+    """Return the prompt as a list of plain ints, or raise a clear `BadRequestError`."""
     if isinstance(prompt_ids, (str, bytes)):
         raise BadRequestError(f"{engine}: prompt_ids must be a sequence of token ids, not {type(prompt_ids).__name__}")
-    ids = list(prompt_ids) if type(prompt_ids) is list else None
-    if ids is None or not _plain_ints(ids):  # anything else is converted (and checked) one by one
-        try:
-            ids = list(map(operator.index, prompt_ids))
-        except TypeError as exc:
-            raise BadRequestError(f"{engine}: prompt_ids must be a sequence of integer token ids ({exc})") from None
+    if type(prompt_ids) is TokenIds:  # from a trajectory, which checked every id it took in
+        ids = list(prompt_ids)
+    else:
+        if not hasattr(prompt_ids, "__len__"):  # an iterator: read it once
+            prompt_ids = list(prompt_ids)
+        try:  # one C pass: every id is an integer (bools and numpy ints included) and none is negative
+            ids = array("Q", prompt_ids).tolist()
+        except (TypeError, OverflowError, ValueError):
+            ids = _explain_bad_prompt(prompt_ids, engine)
     if not ids:
         raise BadRequestError(f"{engine}: the prompt is empty; pass at least one token id")
-    if min(ids) < 0 or (vocab_size is not None and max(ids) >= vocab_size):
-        bad = [t for t in ids if t < 0 or (vocab_size is not None and t >= vocab_size)]
-        limit = f" and < vocab size {vocab_size}" if vocab_size is not None else ""
-        raise BadRequestError(f"{engine}: token ids must be >= 0{limit}; got {bad[:5]}")
+    if vocab_size is not None and max(ids) >= vocab_size:
+        raise BadRequestError(f"{engine}: token ids must be >= 0 and < vocab size {vocab_size}; "
+                              f"got {[t for t in ids if t >= vocab_size][:5]}")
     check_context(len(ids), max_model_len=max_model_len, engine=engine)
     return ids
 
 
-def _plain_ints(ids: list) -> bool:
-    """True when every item is exactly an `int` (a C-speed pass; bools and numpy ints take the slow path)."""
-    return set(map(type, ids)) <= {int}
+def _explain_bad_prompt(prompt_ids: Sequence[int], engine: str) -> list[int]:
+    """The slow path of `validate_prompt`: name what is wrong (a non-integer, a negative or huge id)."""
+    try:
+        ids = list(map(operator.index, prompt_ids))
+    except TypeError as exc:
+        raise BadRequestError(f"{engine}: prompt_ids must be a sequence of integer token ids ({exc})") from None
+    bad = [t for t in ids if not 0 <= t < 2**64]
+    if bad:
+        raise BadRequestError(f"{engine}: token ids must be >= 0 (and fit in 64 bits); got {bad[:5]}")
+    return ids
 
 
 def check_context(prompt_len: int, *, max_model_len: int | None, engine: str = "engine") -> None:

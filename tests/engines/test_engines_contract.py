@@ -39,6 +39,10 @@ def test_prompt_validation():
     for mixed in ([np.int64(5), 6], [True, 5, 6]):  # converted one by one, to plain ints
         ids = validate_prompt(mixed, max_model_len=10)
         assert ids == [int(t) for t in mixed] and all(type(t) is int for t in ids)
+    assert validate_prompt(iter([4, 5]), max_model_len=10) == [4, 5]  # an iterator is read once
+    for bad in ((t for t in [1, -2]), [1, 2**64]):
+        with pytest.raises(BadRequestError, match=r">= 0.*got \[(-2|18446744073709551616)\]"):
+            validate_prompt(bad, max_model_len=10)
     prompt = [7, 8]
     ids = validate_prompt(prompt, max_model_len=10)
     assert ids == prompt and ids is not prompt  # a copy: the caller may keep appending to its list

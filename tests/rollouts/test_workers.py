@@ -109,12 +109,19 @@ class BigEnv(CalculatorEnv):
 
 
 class OddArgsEnv(PidEnv):
-    """Records a tool call whose arguments hold a value JSON cannot represent (an env's own bookkeeping)."""
+    """Records a tool call whose arguments hold values JSON cannot represent (an env's own bookkeeping):
+    one pickle can carry (a set) and one it cannot (a lock)."""
+
+    odd = {"when": {3, 4}}
 
     async def astep(self, action):
         reply, reward, terminated, truncated, info = await super().astep(action)
-        info["tool_calls"] = [dict(call, arguments={"when": object()}) for call in info["tool_calls"]]
+        info["tool_calls"] = [dict(call, arguments=dict(self.odd)) for call in info["tool_calls"]]
         return reply, reward, terminated, truncated, info
+
+
+class UnpicklableArgsEnv(OddArgsEnv):
+    odd = {"when": threading.Lock()}
 
 
 def workers_alive() -> list:
@@ -193,11 +200,15 @@ def test_large_tasks_and_results_do_not_deadlock_the_pipes(tool_tok):
     assert all(len(r.turns[0].env_messages[0]["content"]) == 200_000 for r in rollouts)
 
 
-async def test_a_value_json_cannot_hold_arrives_as_text(tool_tok):
-    rollouts = await run_rollouts(OddArgsEnv, TASKS[:2], ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, n=1,
-                                  concurrency=2, workers=2, limits=RolloutLimits(max_turns=1))
-    assert all(r.error is None for r in rollouts)
-    assert all(r.turns[0].tool_calls[0].arguments["when"].startswith("<object object at") for r in rollouts)
+async def test_odd_values_arrive_as_in_one_process_or_as_text(tool_tok):
+    """Results cross the process boundary pickled, so a value JSON cannot hold arrives as itself; a
+    rollout pickle cannot take arrives as its JSON line, with the value as text."""
+    run = dict(n=1, concurrency=2, workers=2, limits=RolloutLimits(max_turns=1))
+    kept = await run_rollouts(OddArgsEnv, TASKS[:2], ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, **run)
+    assert all(r.error is None and r.turns[0].tool_calls[0].arguments["when"] == {3, 4} for r in kept)
+    texts = await run_rollouts(UnpicklableArgsEnv, TASKS[:2], ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, **run)
+    assert all(r.error is None for r in texts)
+    assert all(r.turns[0].tool_calls[0].arguments["when"].startswith("<unlocked _thread.lock") for r in texts)
 
 
 async def test_an_on_result_that_raises_stops_the_run_and_every_worker(tool_tok):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -66,23 +65,30 @@ def snippet(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more chars)"
 
 
-_BLOCK = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
 
 def tool_call_blocks(text: str) -> tuple[ParsedToolCalls, list[tuple[int, str]]]:
     """Split text into the content before the first `<tool_call>` and the bodies of the call blocks.
 
-    Returns a result holding the content (and an error per unterminated block) and the
-    (index, body) pairs for the format-specific parser to read.
+    Returns a result holding the content (and an error for an unterminated last block) and the
+    (index, body) pairs for the format-specific parser to read. A body runs to the first
+    `</tool_call>` after its `<tool_call>`.
     """
-    start = text.find("<tool_call>")
+    start = text.find(_OPEN)
     if start < 0:
         return ParsedToolCalls(content=text.strip()), []
     result = ParsedToolCalls(content=text[:start].strip())
     blocks = []
-    for index, match in enumerate(_BLOCK.finditer(text, start)):
-        if match.group(2):
-            blocks.append((index, match.group(1)))
-        else:
-            result.errors.append(ToolCallParseError(index=index, raw=match.group(1), message="unterminated <tool_call>: missing </tool_call>"))
+    index = 0
+    while start >= 0:
+        body_start = start + len(_OPEN)
+        end = text.find(_CLOSE, body_start)
+        if end < 0:
+            raw = text[body_start:].removesuffix("\n")
+            result.errors.append(ToolCallParseError(index=index, raw=raw, message="unterminated <tool_call>: missing </tool_call>"))
+            break
+        blocks.append((index, text[body_start:end]))
+        index += 1
+        start = text.find(_OPEN, end + len(_CLOSE))
     return result, blocks
