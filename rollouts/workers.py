@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import io
 import multiprocessing
 import pickle
 import queue
@@ -31,6 +32,7 @@ import signal
 import threading
 import time
 import traceback
+import types
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -106,20 +108,30 @@ def _worker_main(results: Connection, commands: Connection, blob: bytes) -> None
     asyncio.run(_serve(results, commands, spec))
 
 
+class _RecordPickler(pickle.Pickler):
+    """Pickles rollgym's records and built-in values only: anything else (an environment's own object,
+    a class defined in the main script) raises, so that the parent can always load what it receives."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        named = obj if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) else type(obj)
+        module = getattr(named, "__module__", None) or ""
+        if module in ("builtins", "copyreg") or module.startswith("rollgym."):
+            return NotImplemented  # pickle it the usual way
+        raise pickle.PicklingError(f"{module}.{getattr(named, '__qualname__', '?')} is not sent pickled")
+
+
 def _encode(ti: int, si: int, rollout: Rollout) -> bytes:
     """`R` + `"ti si\\n"` + the pickled rollout (about half the cost of a JSON round trip).
 
-    A rollout that pickle cannot take, or that may name a class only this process has (one defined in
-    the main script), goes as its JSON line (`J`) instead, where such values become text as they do
-    in `rollouts.jsonl`: the parent can always read a result back.
+    A rollout holding any other object than rollgym's records and built-in values goes as its JSON
+    line (`J`) instead, where such values become text, as they do in `rollouts.jsonl`.
     """
+    buffer = io.BytesIO()
     try:
-        body = pickle.dumps(rollout, protocol=pickle.HIGHEST_PROTOCOL)
-        if b"__main__" not in body and b"__mp_main__" not in body:
-            return b"%s%d %d\n%s" % (_ROLLOUT, ti, si, body)
+        _RecordPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(rollout)
     except Exception:
-        pass
-    return b"%s%d %d\n%s" % (_ROLLOUT_JSON, ti, si, rollout.to_json().encode())
+        return b"%s%d %d\n%s" % (_ROLLOUT_JSON, ti, si, rollout.to_json().encode())
+    return b"%s%d %d\n%s" % (_ROLLOUT, ti, si, buffer.getvalue())
 
 
 def _decode(raw: bytes) -> tuple[int, int, Rollout]:

@@ -176,6 +176,8 @@ def test_engines_trust_only_the_trajectorys_own_ids(chat_tokenizers):
     assert type(sent) is list and sent == ids
     with pytest.raises(BadRequestError, match=">= 0"):
         validate_prompt(list(ids) + [-1], max_model_len=None)
+    with pytest.raises(BadRequestError, match="vocab size"):  # the engine's own vocabulary is still checked
+        validate_prompt(traj.next_prompt_ids, max_model_len=None, vocab_size=max(ids))
 
 
 def test_chat_template_from_file_and_string(hf_tokenizers, tmp_path):

@@ -27,8 +27,9 @@ class Segment:
 
 
 class TokenIds(list):
-    """Token ids from a `TokenTrajectory`: every one a plain int in its tokenizer's vocabulary (the
-    trajectory checks each id it takes in), so engines need not check them again on every turn."""
+    """Token ids from a `TokenTrajectory`: every one a plain int in its tokenizer's vocabulary, so engines
+    need not check them again on every turn. (The trajectory checks the ids it is given, the prompt and
+    each completion, and trusts its own tokenizer's; a `TokenIds` someone else changes loses the promise.)"""
 
     __slots__ = ()
 

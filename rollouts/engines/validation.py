@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from array import array
 from typing import Sequence
-
-from rollgym.tokenization.trajectory import TokenIds
 
 from .base import Generation, SamplingParams
 from .errors import BadRequestError, ContextOverflowError, InvalidOutputError
@@ -24,9 +23,9 @@ def validate_prompt(
     prompt_ids: Sequence[int], *, max_model_len: int | None, vocab_size: int | None = None, engine: str = "engine"
 ) -> list[int]:
     """Return the prompt as a list of plain ints, or raise a clear `BadRequestError`."""
-    if isinstance(prompt_ids, (str, bytes)):
+    if isinstance(prompt_ids, (str, bytes, bytearray, memoryview)):
         raise BadRequestError(f"{engine}: prompt_ids must be a sequence of token ids, not {type(prompt_ids).__name__}")
-    if type(prompt_ids) is TokenIds:  # from a trajectory, which checked every id it took in
+    if type(prompt_ids) is _token_ids_type():  # from a trajectory: every id is a plain int >= 0 already
         ids = list(prompt_ids)
     else:
         if not hasattr(prompt_ids, "__len__"):  # an iterator: read it once
@@ -42,6 +41,13 @@ def validate_prompt(
                               f"got {[t for t in ids if t >= vocab_size][:5]}")
     check_context(len(ids), max_model_len=max_model_len, engine=engine)
     return ids
+
+
+def _token_ids_type() -> type | None:
+    """`rollgym.tokenization.TokenIds`, looked up without importing the tokenization layer (and with it
+    transformers) into processes that only sample: while it is not loaded, no `TokenIds` exists."""
+    module = sys.modules.get("rollgym.tokenization.trajectory")
+    return getattr(module, "TokenIds", None)
 
 
 def _explain_bad_prompt(prompt_ids: Sequence[int], engine: str) -> list[int]:

@@ -40,6 +40,9 @@ def test_prompt_validation():
         ids = validate_prompt(mixed, max_model_len=10)
         assert ids == [int(t) for t in mixed] and all(type(t) is int for t in ids)
     assert validate_prompt(iter([4, 5]), max_model_len=10) == [4, 5]  # an iterator is read once
+    for raw in (b"\x01\x02", bytearray(8), memoryview(bytes(8))):  # bytes are not token ids
+        with pytest.raises(BadRequestError, match="sequence of token ids"):
+            validate_prompt(raw, max_model_len=10)
     for bad in ((t for t in [1, -2]), [1, 2**64]):
         with pytest.raises(BadRequestError, match=r">= 0.*got \[(-2|18446744073709551616)\]"):
             validate_prompt(bad, max_model_len=10)

@@ -211,6 +211,21 @@ async def test_odd_values_arrive_as_in_one_process_or_as_text(tool_tok):
     assert all(r.turns[0].tool_calls[0].arguments["when"].startswith("<unlocked _thread.lock") for r in texts)
 
 
+def test_only_records_and_built_in_values_cross_pickled():
+    """A worker pickles a rollout only when the parent can surely load it back; `__main__` in text is fine."""
+    from rollgym.rollouts.records import Rollout, Turn
+    from rollgym.rollouts.workers import _decode, _encode
+
+    plain = Rollout(task_id="t", turns=[Turn(index=0, prompt_len=1, message={"content": 'if __name__ == "__main__":'},
+                                             env_messages=[{"role": "tool", "content": (1, 2)}])])
+    raw = _encode(3, 1, plain)
+    assert raw[:1] == b"R" and _decode(raw) == (3, 1, plain)
+    odd = plain.model_copy(update={"meta": {"clock": threading.Lock()}})
+    raw = _encode(3, 1, odd)
+    assert raw[:1] == b"J"
+    assert _decode(raw)[2].meta["clock"].startswith("<unlocked _thread.lock")
+
+
 async def test_an_on_result_that_raises_stops_the_run_and_every_worker(tool_tok):
     def explode(rollout):
         raise OSError("disk full")
