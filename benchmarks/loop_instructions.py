@@ -26,18 +26,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 async def _loop(rollouts: int, go: Path) -> None:
     """The measured process: warm up, wait until callgrind instruments it, run the rollouts, exit at once."""
     sys.path.insert(0, str(Path(__file__).parent))
-    from bench_loop import TURNS, CalculatorEnv, CountingAdd, RolloutLimits, ScriptedEngine, load_chat_tokenizer, measure
-    from bench_loop import CHATML_TOOLS, run_rollouts
+    from bench_loop import (CHATML_TOOLS, TURNS, CalculatorEnv, CountingAdd, RolloutLimits, ScriptedEngine,
+                            load_chat_tokenizer, measure, run_rollouts)
 
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)
     await measure(tok, 64, 64)
-    tasks, engine, turns = CalculatorEnv.default_tasks(rollouts), ScriptedEngine(CountingAdd(tok)), [0]
+    tasks, engine, turns = CalculatorEnv.default_tasks(rollouts), ScriptedEngine(CountingAdd(tok)), 0
+
+    def count(rollout) -> None:
+        nonlocal turns
+        turns += len(rollout.turns)
+
     print("READY", flush=True)
     while not go.exists():
         time.sleep(0.2)
     await run_rollouts("rollgym/Calculator-v0", tasks, engine, tok, n=1, concurrency=128, keep=False,
-                       limits=RolloutLimits(max_turns=TURNS), on_result=lambda r: turns.__setitem__(0, turns[0] + len(r.turns)))
-    print("TURNS", turns[0], flush=True)
+                       limits=RolloutLimits(max_turns=TURNS), on_result=count)
+    print("TURNS", turns, flush=True)
     os._exit(0)  # callgrind writes its totals now; interpreter shutdown is not counted
 
 
