@@ -1,13 +1,82 @@
 """rollgym: an agent-environment gym and token-exact rollout engine for RL on LLM agents.
 
-Subpackages: `rollgym.tokenization` (token-exact chat trajectories), `rollgym.envs`
-(environments and Docker sandboxes), `rollgym.rollouts` (engines, the rollout loop,
-trainer adapters, the recording proxy, the CLI).
+    import rollgym as rg
+
+    async with rg.Policy("smollm2-135m") as policy:
+        rollout = await rg.rollout("rollgym/Calculator-v0", policy, limits=rg.Limits(max_turns=8))
+
+The names below are the public API; they load on first use, so `import rollgym` stays light (no torch).
+Subpackages: `rollgym.tokenization`, `rollgym.envs`, `rollgym.rollouts`.
 """
 
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+from .errors import (EngineError, EnvError, ProxyError, RollgymError, SandboxError, TokenizationError, UsageError,
+                     WorkerError)
 
 try:
     __version__ = version("rollgym")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"
+
+#: public name -> module that defines it (imported on first access)
+_LAZY = {
+    # models and sampling
+    "Policy": "rollgym.rollouts.policy", "model_dir": "rollgym.rollouts.policy",
+    "Limits": "rollgym.rollouts.limits", "SamplingParams": "rollgym.rollouts.engines.base",
+    "ChatTokenizer": "rollgym.tokenization",
+    # environments
+    "Env": "rollgym.envs", "tool": "rollgym.envs", "make": "rollgym.envs", "check_env": "rollgym.envs",
+    "ResetInfo": "rollgym.envs", "StepInfo": "rollgym.envs", "ToolCallRecord": "rollgym.envs",
+    # rollouts and records
+    "rollout": "rollgym.rollouts.loop", "run_rollouts": "rollgym.rollouts.batch",
+    "generate": "rollgym.rollouts.generate", "load_tasks": "rollgym.rollouts.tasks",
+    "Rollout": "rollgym.rollouts.records", "Turn": "rollgym.rollouts.records", "ErrorRecord": "rollgym.rollouts.records",
+    "read_rollouts": "rollgym.rollouts.output", "summarize": "rollgym.rollouts.output",
+    # trainers and agents
+    "make_rollout_func": "rollgym.rollouts.trl", "env_reward": "rollgym.rollouts.trl",
+    "component_reward": "rollgym.rollouts.trl",
+    "RecordingProxy": "rollgym.rollouts.proxy", "agent_rollout_func": "rollgym.rollouts.proxy",
+    "SubprocessAgent": "rollgym.rollouts.proxy",
+}
+_RENAMED = {"register": ("rollgym.envs", "register_env")}
+
+__all__ = sorted([*_LAZY, *_RENAMED, "EngineError", "EnvError", "ProxyError", "RollgymError", "SandboxError",
+                  "TokenizationError", "UsageError", "WorkerError", "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _RENAMED:
+        module, attr = _RENAMED[name]
+        value = getattr(importlib.import_module(module), attr)
+    else:
+        raise AttributeError(f"module 'rollgym' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above load lazily
+    from .envs import Env, ResetInfo, StepInfo, ToolCallRecord, check_env, make, tool
+    from .envs import register_env as register
+    from .rollouts.batch import run_rollouts
+    from .rollouts.engines.base import SamplingParams
+    from .rollouts.generate import generate
+    from .rollouts.limits import Limits
+    from .rollouts.loop import rollout
+    from .rollouts.output import read_rollouts, summarize
+    from .rollouts.policy import Policy, model_dir
+    from .rollouts.proxy import RecordingProxy, SubprocessAgent, agent_rollout_func
+    from .rollouts.records import ErrorRecord, Rollout, Turn
+    from .rollouts.tasks import load_tasks
+    from .rollouts.trl import component_reward, env_reward, make_rollout_func
+    from .tokenization import ChatTokenizer

@@ -86,7 +86,7 @@ async def _wait_ready(url: str) -> None:
 
 async def bench_vllm_server(concurrency: int, rounds: int) -> None:
     import httpx
-    from rollgym.rollouts.engines import SamplingParams, Timings
+    from rollgym.rollouts.engines import SamplingParams, GenerationTimings
     from rollgym.rollouts.engines.vllm_server import VLLMServerEngine
 
     port = _free_port()
@@ -109,7 +109,7 @@ async def bench_vllm_server(concurrency: int, rounds: int) -> None:
         for _ in range(2000):
             t0 = time.perf_counter()
             engine.request_body(prompt, sampling)
-            engine.parse_response(raw, prompt, sampling, Timings())
+            engine.parse_response(raw, prompt, sampling, GenerationTimings())
             own.append(time.perf_counter() - t0)
 
         outside_transport: list[float] = []

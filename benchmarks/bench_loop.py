@@ -28,9 +28,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402
 from rollgym.rollouts.batch import run_rollouts  # noqa: E402
 from rollgym.rollouts.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.rollouts.limits import RolloutLimits  # noqa: E402
+from rollgym.rollouts.limits import Limits  # noqa: E402
 from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer  # noqa: E402
 from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402
+from rollgym.rollouts.policy import Policy
 
 TURNS = 8
 
@@ -88,8 +89,8 @@ async def measure(tok, rollouts: int, concurrency: int, workers: int = 1, keep: 
     probe = asyncio.create_task(lag_probe(stop, lags))
     gc.collect()
     t0 = time.perf_counter()
-    kept = await run_rollouts("rollgym/Calculator-v0", tasks, engine, tok, n=1, concurrency=concurrency,
-                              limits=RolloutLimits(max_turns=TURNS), workers=workers, keep=keep, on_result=on_result)
+    kept = await run_rollouts("rollgym/Calculator-v0", tasks, Policy(engine=engine, tokenizer=tok), n=1, concurrency=concurrency,
+                              limits=Limits(max_turns=TURNS), workers=workers, keep=keep, on_result=on_result)
     wall = time.perf_counter() - t0
     stop.set()
     await probe
@@ -161,8 +162,8 @@ async def share_of_wall_time(tok) -> None:
 
     engine = TransformersEngine("smollm2-135m")
     try:
-        r = await run_rollout(make("rollgym/Calculator-v0"), engine, tok, CalculatorEnv.default_tasks(1)[0],
-                              limits=RolloutLimits(max_turns=3, max_tokens_per_turn=48), sampling=SamplingParams(seed=0))
+        r = await run_rollout(make("rollgym/Calculator-v0"), Policy(engine=engine, tokenizer=tok), CalculatorEnv.default_tasks(1)[0],
+                              limits=Limits(max_turns=3, max_tokens_per_turn=48), sampling=SamplingParams(seed=0))
     finally:
         await engine.aclose()
     t = r.timings

@@ -20,6 +20,7 @@ import sys
 import time
 
 from fastapi import FastAPI, Request
+from rollgym.rollouts.policy import Policy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -57,7 +58,7 @@ def serve_proxy(port: int) -> None:
     from rollgym.rollouts.proxy import RecordingProxy
 
     tok = _tokenizer()
-    proxy = RecordingProxy(_engine(tok), tok, port=port, handle_signals=True)
+    proxy = RecordingProxy(Policy(engine=_engine(tok), tokenizer=tok), port=port, handle_signals=True)
     asyncio.run(proxy.serve_forever())
 
 

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from rollgym.rollouts.policy import Policy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -26,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 async def _loop(rollouts: int, go: Path) -> None:
     """The measured process: warm up, wait until callgrind instruments it, run the rollouts, exit at once."""
     sys.path.insert(0, str(Path(__file__).parent))
-    from bench_loop import (CHATML_TOOLS, TURNS, CalculatorEnv, CountingAdd, RolloutLimits, ScriptedEngine,
+    from bench_loop import (CHATML_TOOLS, TURNS, CalculatorEnv, CountingAdd, Limits, ScriptedEngine,
                             load_chat_tokenizer, measure, run_rollouts)
 
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)
@@ -40,8 +41,8 @@ async def _loop(rollouts: int, go: Path) -> None:
     print("READY", flush=True)
     while not go.exists():
         time.sleep(0.2)
-    await run_rollouts("rollgym/Calculator-v0", tasks, engine, tok, n=1, concurrency=128, keep=False,
-                       limits=RolloutLimits(max_turns=TURNS), on_result=count)
+    await run_rollouts("rollgym/Calculator-v0", tasks, Policy(engine=engine, tokenizer=tok), n=1, concurrency=128, keep=False,
+                       limits=Limits(max_turns=TURNS), on_result=count)
     print("TURNS", turns, flush=True)
     os._exit(0)  # callgrind writes its totals now; interpreter shutdown is not counted
 

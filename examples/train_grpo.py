@@ -1,46 +1,16 @@
-"""Train with TRL's GRPOTrainer on a rollgym environment, token-exact, through `make_rollout_func`.
-
-Each dataset row's "prompt" is a JSON task row; rollgym maps it to an environment task, runs the
-multi-turn tool loop with the trainer's own model (or vLLM, when `use_vllm=True`), and hands TRL
-prompt_ids / completion_ids / logprobs / env_mask plus reward columns.
-
-    .venv/bin/python examples/train_grpo.py --steps 2            # CPU, the embedded default model
-"""
-
-import argparse
+"""(c) TRL's GRPOTrainer on multi-turn Calculator episodes; `python examples/train_grpo.py STEPS` (CPU)."""
 import json
-import os
+import sys
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+from datasets import Dataset
+from trl import GRPOConfig, GRPOTrainer
 
-from datasets import Dataset  # noqa: E402
-from trl import GRPOConfig, GRPOTrainer  # noqa: E402
+import rollgym as rg
 
-from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402
-from rollgym.rollouts.engines.default_model import smollm2_dir  # noqa: E402
-from rollgym.rollouts.trl import component_reward, env_reward, make_rollout_func  # noqa: E402
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=2)
-    parser.add_argument("--model", default=None, help="a Hugging Face model directory (default: SmolLM2-135M-Instruct)")
-    parser.add_argument("--out", default="runs/grpo")
-    args = parser.parse_args()
-
-    tasks = CalculatorEnv.default_tasks(16)
-    dataset = Dataset.from_list([{"prompt": json.dumps(t)} for t in tasks])
-    rollout_func = make_rollout_func("rollgym/Calculator-v0", max_turns=4, max_tokens_per_turn=64)
-    config = GRPOConfig(output_dir=args.out, per_device_train_batch_size=4, num_generations=4, max_steps=args.steps,
-                        max_completion_length=64, learning_rate=1e-6, logging_steps=1, report_to=[],
-                        use_cpu=not os.environ.get("CUDA_VISIBLE_DEVICES"), save_strategy="no")
-    trainer = GRPOTrainer(model=args.model or str(smollm2_dir()), args=config, train_dataset=dataset,
-                          reward_funcs=[env_reward, component_reward("submitted")], rollout_func=rollout_func)
-    trainer.train()
-    for rollout in rollout_func.last_rollouts:
-        print(rollout.task_id, rollout.sample_index, rollout.stop_reason, rollout.reward, rollout.metrics()["turns"])
-
-
-if __name__ == "__main__":
-    main()
+prompts = Dataset.from_list([{"prompt": json.dumps(t)} for t in rg.load_tasks("rollgym/Calculator-v0", num_tasks=8)])
+config = GRPOConfig(output_dir="runs/grpo", max_steps=int(sys.argv[1]) if sys.argv[1:] else 2, per_device_train_batch_size=2,
+                    num_generations=2, max_completion_length=32, use_cpu=True, report_to=[], save_strategy="no")
+rollout_func = rg.make_rollout_func("rollgym/Calculator-v0", limits=rg.Limits(max_turns=2, max_tokens_per_turn=32))
+trainer = GRPOTrainer(model=rg.model_dir("smollm2-135m"), args=config, train_dataset=prompts, reward_funcs=[rg.env_reward],
+                      rollout_func=rollout_func)
+print(trainer.train())

@@ -5,19 +5,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable, Iterable
 
-from rollgym.tokenization import ChatTokenizer
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.errors import UsageError
 
 from .engines.base import SamplingParams
-from .limits import RolloutLimits
-from .loop import run_rollout
-from .records import Rollout, RolloutError
+from .limits import Limits
+from .loop import check_sampling, run_rollout
+from .policy import Policy, as_policy
+from .records import ErrorRecord, Rollout
 
 EnvFactory = Callable[[], Any]
-
-
-def task_id_of(task: dict, index: int) -> str:
-    """A task's stable id: `instance_id`, `task_id`, or its position."""
-    return str(task.get("instance_id") or task.get("task_id") or f"task-{index}")
 
 
 def env_factory_for(env: str | EnvFactory, **env_kwargs) -> tuple[EnvFactory, str]:
@@ -26,7 +23,9 @@ def env_factory_for(env: str | EnvFactory, **env_kwargs) -> tuple[EnvFactory, st
         from rollgym.envs import make
 
         make(env, **env_kwargs).close()  # fail fast on unknown ids, with the registry's suggestions
-        return (lambda: make(env, **env_kwargs)), env
+        return (lambda: make(env, **env_kwargs).unwrapped), env
+    if not callable(env):
+        raise UsageError(f"env must be a registered id or a factory (a class or function), got {type(env).__name__}")
     return env, getattr(env, "__name__", type(env).__name__)
 
 
@@ -38,24 +37,25 @@ def sample_seed(seed: int | None, task_index: int, sample_index: int) -> int | N
 Job = tuple[int, str, int, dict]  # (task index, task id, sample index, task)
 
 
-async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], engine: Any, tokenizer: ChatTokenizer | None, *,
-                       n: int = 1, concurrency: int = 8, limits: RolloutLimits | None = None,
+async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], policy: Policy | str, *,
+                       n: int = 1, concurrency: int = 8, limits: Limits | None = None,
                        sampling: SamplingParams | None = None, skip: set[tuple[str, int]] | frozenset = frozenset(),
                        on_result: Callable[[Rollout], None] | None = None, group_prefix: str = "",
                        env_kwargs: dict | None = None, workers: int = 1, keep: bool = True) -> list[Rollout]:
     """Run `n` rollouts per task with at most `concurrency` environments alive; return them in task order.
 
+    `policy` is a `Policy` or its spec string (then this call builds it, and closes its engine at the end).
     `on_result` is called as each rollout finishes (e.g. to append it to a file). `skip` holds
     (task id, sample index) pairs already done (resume). Cancelling this coroutine cancels every
     rollout, and each releases its environment before the cancellation propagates.
-    `engine` is an engine object or a spec string (`make_engine`). `workers > 1` runs the rollouts in
-    that many processes (see `rollgym.rollouts.workers`): each builds its own engine from the spec, or
-    unpickles the engine object. `keep=False` returns nothing and keeps nothing (long offline runs
-    stream through `on_result` in constant memory).
+    `workers > 1` runs the rollouts in that many processes (see `rollgym.rollouts.workers`): each builds
+    its own engine from the policy's spec. `keep=False` returns nothing and keeps nothing (long offline
+    runs stream through `on_result` in constant memory).
     """
     if n < 1 or concurrency < 1 or workers < 1:
-        raise ValueError("n, concurrency and workers must be >= 1")
-    sampling = sampling or SamplingParams()
+        raise UsageError("n, concurrency and workers must be >= 1")
+    sampling = check_sampling(sampling)
+    policy, owned = as_policy(policy)
     jobs: list[Job] = [(ti, task_id_of(task, ti), si, task) for ti, task in enumerate(tasks) for si in range(n)]
     jobs = [j for j in jobs if (j[1], j[2]) not in skip]
     results: dict[tuple[int, int], Rollout] = {}
@@ -67,27 +67,23 @@ async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], engine: Any
             on_result(rollout)
 
     options = dict(limits=limits, sampling=sampling, group_prefix=group_prefix, env_kwargs=env_kwargs)
-    if workers > 1:
-        from .workers import run_jobs_in_workers
+    try:
+        if workers > 1:
+            from .workers import run_jobs_in_workers
 
-        env_factory_for(env, **(env_kwargs or {}))  # fail fast here, not in every worker
-        await run_jobs_in_workers(env, jobs, engine, tokenizer, workers=workers, concurrency=concurrency,
-                                  on_result=collect, **options)
-    elif isinstance(engine, str):  # a spec: this call builds the engine, so it also closes it
-        from .engines import make_engine
-
-        built = make_engine(engine)
-        try:
-            await run_jobs(env, jobs, built, tokenizer, concurrency=concurrency, on_result=collect, **options)
-        finally:
-            await built.aclose()
-    else:
-        await run_jobs(env, jobs, engine, tokenizer, concurrency=concurrency, on_result=collect, **options)
+            env_factory_for(env, **(env_kwargs or {}))  # fail fast here, not in every worker
+            await run_jobs_in_workers(env, jobs, policy, workers=workers, concurrency=concurrency,
+                                      on_result=collect, **options)
+        else:
+            await run_jobs(env, jobs, policy, concurrency=concurrency, on_result=collect, **options)
+    finally:
+        if owned:
+            await policy.aclose()
     return [results[k] for k in sorted(results)]
 
 
-async def run_job(factory: EnvFactory, env_id: str, job: Job, engine: Any, tokenizer: ChatTokenizer | None, *,
-                  limits: RolloutLimits | None, sampling: SamplingParams, group_prefix: str = "") -> Rollout:
+async def run_job(factory: EnvFactory, env_id: str, job: Job, policy: Policy, *, limits: Limits | None,
+                  sampling: SamplingParams, group_prefix: str = "") -> Rollout:
     """One (task, sample): a fresh environment, one episode, its seed derived from the pair; never raises (but on cancel)."""
     ti, tid, si, task = job
     group = f"{group_prefix}{tid}"
@@ -95,17 +91,16 @@ async def run_job(factory: EnvFactory, env_id: str, job: Job, engine: Any, token
         instance = factory()
     except Exception as exc:  # a broken factory is one errored rollout, not a crashed batch
         rollout = Rollout(env_id=env_id, task_id=tid, group_id=group, sample_index=si, stop_reason="error",
-                          error=RolloutError(category="environment", type=type(exc).__name__, message=str(exc)))
+                          error=ErrorRecord(category="environment", type=type(exc).__name__, message=str(exc)))
     else:
-        rollout = await run_rollout(instance, engine, tokenizer, task, limits=limits, env_id=env_id, group_id=group,
+        rollout = await run_rollout(instance, policy, task, limits=limits, env_id=env_id, group_id=group,
                                     sample_index=si, sampling=sampling.model_copy(update={"seed": sample_seed(sampling.seed, ti, si)}))
     rollout.task_id = rollout.task_id or tid
     return rollout
 
 
-async def run_jobs(env: str | EnvFactory, jobs: list[Job], engine: Any, tokenizer: ChatTokenizer | None, *,
-                   concurrency: int, limits: RolloutLimits | None, sampling: SamplingParams,
-                   on_result: Callable[[int, int, Rollout], None], group_prefix: str = "",
+async def run_jobs(env: str | EnvFactory, jobs: list[Job], policy: Policy, *, concurrency: int, limits: Limits | None,
+                   sampling: SamplingParams, on_result: Callable[[int, int, Rollout], None], group_prefix: str = "",
                    env_kwargs: dict | None = None) -> None:
     """Run jobs in this event loop, at most `concurrency` at once; report each as it finishes."""
     factory, env_id = env_factory_for(env, **(env_kwargs or {}))
@@ -113,7 +108,7 @@ async def run_jobs(env: str | EnvFactory, jobs: list[Job], engine: Any, tokenize
 
     async def one(job: Job) -> None:
         async with gate:
-            rollout = await run_job(factory, env_id, job, engine, tokenizer, limits=limits, sampling=sampling,
+            rollout = await run_job(factory, env_id, job, policy, limits=limits, sampling=sampling,
                                     group_prefix=group_prefix)
             on_result(job[0], job[2], rollout)
 

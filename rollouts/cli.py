@@ -7,6 +7,10 @@ from typing import Optional
 
 import typer
 
+from rollgym.errors import RollgymError
+
+from .limits import DEFAULT_MAX_TOKENS_PER_TURN, DEFAULT_MAX_TURNS, Limits
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 app = typer.Typer(help="rollgym: token-exact rollouts for RL on LLM agents", no_args_is_help=True,
@@ -40,7 +44,7 @@ def check_template(
     console = Console()
     try:
         tok = load_chat_tokenizer(model, chat_template)
-    except (FileNotFoundError, ValueError) as exc:
+    except RollgymError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2)
     report = tok.certify(strict=False)
@@ -78,7 +82,7 @@ def demo(
     (or, when no Docker engine can run, on the no-Docker Calculator environment), written to --out."""
     from .engines import SamplingParams
     from .generate import run_generate
-    from .limits import RolloutLimits
+    from .limits import Limits
 
     env, tasks = "rollgym/SWE-v0", "bundled"
     try:
@@ -92,7 +96,7 @@ def demo(
                    "rollgym/Calculator-v0 instead", err=True)
         env, tasks = "rollgym/Calculator-v0", None
         num_tasks = num_tasks or 4
-    limits = RolloutLimits(max_turns=4, max_tokens_per_turn=128, timeout_s=900)
+    limits = Limits(max_turns=4, max_tokens_per_turn=128, timeout_s=900)
     code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=4, out=out, resume=True, num_tasks=num_tasks,
                         limits=limits, sampling=SamplingParams(temperature=0.8, seed=0))
     raise typer.Exit(code)
@@ -205,8 +209,8 @@ def generate_cmd(
     out: str = typer.Option(..., "--out", help="output directory (rollouts.jsonl, summary.json)"),
     resume: bool = typer.Option(False, "--resume", help="skip (task, sample) pairs already in the output"),
     num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1, help="use only the first N tasks"),
-    max_turns: int = typer.Option(8, "--max-turns", min=1),
-    max_tokens: int = typer.Option(256, "--max-tokens", min=1, help="sampled tokens per turn"),
+    max_turns: int = typer.Option(DEFAULT_MAX_TURNS, "--max-turns", min=1),
+    max_tokens: int = typer.Option(DEFAULT_MAX_TOKENS_PER_TURN, "--max-tokens", min=1, help="sampled tokens per turn"),
     max_total_tokens: Optional[int] = typer.Option(None, "--max-total-tokens", min=1),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="wall-clock limit per rollout, seconds"),
     temperature: float = typer.Option(1.0, "--temperature", min=0.0),
@@ -219,9 +223,8 @@ def generate_cmd(
     """Batch-generate rollouts to disk: resumable, one JSON line per rollout, with a summary."""
     from .engines import SamplingParams
     from .generate import run_generate
-    from .limits import RolloutLimits
 
-    limits = RolloutLimits(max_turns=max_turns, max_tokens_per_turn=max_tokens, max_total_tokens=max_total_tokens, timeout_s=timeout)
+    limits = Limits(max_turns=max_turns, max_tokens_per_turn=max_tokens, max_total_tokens=max_total_tokens, timeout_s=timeout)
     sampling = SamplingParams(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
     code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=concurrency, out=out, resume=resume,
                         num_tasks=num_tasks, limits=limits, sampling=sampling, tokenizer=tokenizer, chat_template=chat_template,
@@ -240,7 +243,7 @@ def export_cmd(
 
     try:
         path, count = export_parquet(run_dir, out, include_errored)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     typer.echo(f"wrote {count} rows to {path}")
@@ -256,7 +259,7 @@ def proxy_cmd(
     api_key: Optional[str] = typer.Option(None, "--api-key", envvar="ROLLGYM_PROXY_API_KEY",
                                           help="require `Authorization: Bearer KEY` on every request"),
     session: str = typer.Option("default", "--session", help="id of a session created at startup"),
-    max_tokens: int = typer.Option(1024, "--max-tokens", min=1, help="max_tokens when a request gives none"),
+    max_tokens: int = typer.Option(DEFAULT_MAX_TOKENS_PER_TURN, "--max-tokens", min=1, help="max_tokens when a request gives none"),
     idle_timeout: float = typer.Option(3600.0, "--idle-timeout", help="seconds before an unused session expires"),
 ) -> None:
     """Serve a recording OpenAI-compatible proxy: agents call /sessions/{id}/v1, rollgym records token-exact rollouts."""
@@ -267,7 +270,7 @@ def proxy_cmd(
     try:
         serve(model, chat_template=chat_template, tokenizer=tokenizer, host=host, port=port, api_key=api_key, session_id=session,
               settings=settings, log=typer.echo)
-    except (ValueError, FileNotFoundError) as exc:
+    except RollgymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     except KeyboardInterrupt:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rollgym.errors import UsageError
+
 from .output import ROLLOUTS_FILE, read_rollouts
 
 
@@ -32,7 +34,7 @@ def export_parquet(run_dir: str | Path, out: str | Path | None = None, include_e
     run_dir = Path(run_dir)
     rows = export_rows(run_dir / ROLLOUTS_FILE, include_errored)
     if not rows:
-        raise ValueError(f"no exportable rollouts in {run_dir / ROLLOUTS_FILE} (errored and non-token-exact ones are skipped)")
+        raise UsageError(f"no exportable rollouts in {run_dir / ROLLOUTS_FILE} (errored and non-token-exact ones are skipped)")
     keys = sorted({k for row in rows for k in row})
     for row in rows:  # reward components/metrics differ between rollouts: fill the gaps
         for k in keys:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -9,11 +10,17 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .batch import run_rollouts, task_id_of
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.errors import RollgymError
+
+from .batch import run_rollouts
 from .engines.base import SamplingParams
-from .limits import RolloutLimits
+from .engines.default_model import DEFAULT_MODEL
+from .limits import Limits
 from .output import RolloutWriter, read_rollouts, summarize, write_summary
+from .policy import Policy
 from .records import Rollout
+from .tasks import load_tasks
 from .workers import WorkerStartError, own_process_gc
 
 
@@ -32,8 +39,8 @@ class _LiveStats:
         return f"reward {self.reward / self.n:.3f} | {rate:,.0f} tok/s | errors {self.errors}"
 
 
-async def generate_to_dir(*, env: str, tasks: list[dict[str, Any]], engine: Any, tokenizer: Any, out: str | Path,
-                          n: int = 4, concurrency: int = 16, limits: RolloutLimits | None = None,
+async def generate_to_dir(*, env: str, tasks: list[dict[str, Any]], policy: Policy | str, out: str | Path,
+                          n: int = 4, concurrency: int = 16, limits: Limits | None = None,
                           sampling: SamplingParams | None = None, resume: bool = False, console: Console | None = None,
                           env_kwargs: dict | None = None, workers: int = 1) -> dict:
     """Run n rollouts per task into `out/rollouts.jsonl` (skipping those already there on resume); return the summary."""
@@ -55,7 +62,7 @@ async def generate_to_dir(*, env: str, tasks: list[dict[str, Any]], engine: Any,
     try:
         with progress:
             bar = progress.add_task("rollouts", total=total, completed=already, stats="")
-            await run_rollouts(env, tasks, engine, tokenizer, n=n, concurrency=concurrency, limits=limits,
+            await run_rollouts(env, tasks, policy, n=n, concurrency=concurrency, limits=limits,
                                sampling=sampling, skip=writer.done, on_result=on_result, env_kwargs=env_kwargs,
                                workers=workers, keep=False)  # the file holds them: constant memory
     finally:
@@ -64,6 +71,25 @@ async def generate_to_dir(*, env: str, tasks: list[dict[str, Any]], engine: Any,
     summary = summarize([r for r in read_rollouts(writer.path) if r.key in wanted], wall_s=time.perf_counter() - t0)
     write_summary(out, summary)
     return summary
+
+
+def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path, tasks: str | list[dict] | None = None,
+             num_tasks: int | None = None, n: int = 4, concurrency: int = 16, limits: Limits | None = None,
+             sampling: SamplingParams | None = None, resume: bool = False, workers: int = 1,
+             console: Console | None = None) -> dict:
+    """Batch-generate rollouts to `out/rollouts.jsonl` (resumable: `resume=True` skips what is there) and
+    write `out/summary.json`; return the summary. What `rollgym generate` runs.
+
+    `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
+    environment's own `default_tasks`). Call it from synchronous code (it runs its own event loop).
+    """
+    rows = load_tasks(env, tasks, num_tasks=num_tasks) if tasks is None or isinstance(tasks, str) else list(tasks)[:num_tasks]
+
+    async def run() -> dict:
+        return await generate_to_dir(env=env, tasks=rows, policy=policy, out=out, n=n, concurrency=concurrency,
+                                     limits=limits, sampling=sampling, resume=resume, console=console, workers=workers)
+
+    return asyncio.run(run())
 
 
 def print_summary(summary: dict, console: Console) -> None:
@@ -80,35 +106,24 @@ def print_summary(summary: dict, console: Console) -> None:
 
 
 def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency: int, out: str, resume: bool,
-                 num_tasks: int | None, limits: RolloutLimits, sampling: SamplingParams, tokenizer: str | None = None,
+                 num_tasks: int | None, limits: Limits, sampling: SamplingParams, tokenizer: str | None = None,
                  chat_template: str | None = None, workers: int = 1) -> int:
-    """The `rollgym generate` job: build engine, tokenizer and tasks from specs, run, print the summary; exit code.
-
-    With `workers > 1` every worker process builds its own engine from the spec.
-    """
-    import asyncio
-
-    from .engines import make_engine
-    from .setup_run import load_tasks, tokenizer_for
-
+    """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code."""
     console = Console(stderr=True)
     try:
-        task_rows = load_tasks(tasks, env, num_tasks)
-        tok = tokenizer_for(model, tokenizer=tokenizer, chat_template=chat_template, log=console.print)
-        engine = make_engine(model) if workers == 1 else model
-    except Exception as exc:
+        rows = load_tasks(env, tasks, num_tasks=num_tasks)  # a wrong --tasks or --env fails here, before any model loads
+        policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=console.print)
+        if workers == 1:
+            policy.engine  # noqa: B018 - a model that cannot load fails here (workers build their own)
+    except RollgymError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
     own_process_gc()  # this process is the CLI's own
 
     async def run() -> dict:
-        try:
-            return await generate_to_dir(env=env, tasks=task_rows, engine=engine, tokenizer=tok, out=out, n=n,
-                                         concurrency=concurrency, limits=limits, sampling=sampling, resume=resume,
-                                         console=console, workers=workers)
-        finally:
-            if not isinstance(engine, str):
-                await engine.aclose()
+        async with policy:  # closes the engine on this event loop, the one it ran on
+            return await generate_to_dir(env=env, tasks=rows, policy=policy, out=out, n=n, concurrency=concurrency,
+                                         limits=limits, sampling=sampling, resume=resume, console=console, workers=workers)
 
     try:
         summary = asyncio.run(run())

@@ -1,17 +1,26 @@
-"""`RolloutLimits`: when a rollout must stop, whatever the model does."""
+"""`Limits`: when a rollout must stop, whatever the model does; the one source of budget defaults.
+
+The Python API, `rollgym generate`, the TRL adapter and the recording proxy all take their defaults
+from here, so a budget means the same thing everywhere. How to sample is `SamplingParams`' job.
+"""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: Model turns per rollout when nobody says otherwise.
+DEFAULT_MAX_TURNS = 30
+#: Sampled tokens per model turn (a request's `max_tokens`) when nobody says otherwise.
+DEFAULT_MAX_TOKENS_PER_TURN = 1024
 
-class RolloutLimits(BaseModel):
-    """Turn, context, token and time budgets of one rollout."""
 
-    model_config = ConfigDict(extra="forbid")
+class Limits(BaseModel):
+    """Turn, token, context and time budgets of one rollout."""
 
-    max_turns: int = Field(16, ge=1, description="model turns at most")
-    max_tokens_per_turn: int = Field(512, ge=1, description="sampled tokens per turn at most")
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int = Field(DEFAULT_MAX_TURNS, ge=1, description="model turns at most")
+    max_tokens_per_turn: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="sampled tokens per turn at most")
     max_total_tokens: int | None = Field(None, ge=1, description="sampled tokens over the whole rollout at most")
     max_model_len: int | None = Field(None, ge=2, description="context size; default: the engine's")
     timeout_s: float | None = Field(None, gt=0, description="wall-clock limit of the episode (tools included)")

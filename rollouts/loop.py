@@ -14,12 +14,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from rollgym.envs.core.errors import InvalidReplyError, InvalidRewardError
 from rollgym.envs.core.spaces import message_problem
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.errors import SandboxError, UsageError
 from rollgym.tokenization import ChatTokenizer, TokenizationError
 
 from .engines.base import SamplingParams
-from .limits import RolloutLimits
-from .records import ErrorCategory, Rollout, RolloutError, StopReason, ToolCall, Turn
+from .limits import Limits
+from .policy import Policy
+from .records import ErrorCategory, ErrorRecord, Rollout, StopReason, ToolCall, Turn
 
 
 class _Stop(Exception):
@@ -29,36 +33,40 @@ class _Stop(Exception):
     so the loop does not score it again.
     """
 
-    def __init__(self, reason: StopReason, error: RolloutError | None = None, truncated: bool = False,
+    def __init__(self, reason: StopReason, error: ErrorRecord | None = None, truncated: bool = False,
                  scored: bool = False, reward: tuple[float, dict[str, float]] | None = None):
         super().__init__(reason)
         self.reason, self.error, self.truncated, self.scored, self.reward = reason, error, truncated, scored, reward
 
 
-def _error(category: ErrorCategory, exc: BaseException, turn: int | None) -> RolloutError:
-    return RolloutError(category=category, type=type(exc).__name__, message=str(exc)[:2000], turn=turn)
+def _error(category: ErrorCategory, exc: BaseException, turn: int | None) -> ErrorRecord:
+    return ErrorRecord(category=category, type=type(exc).__name__, message=str(exc)[:2000], turn=turn)
 
 
-def _env_category(exc: BaseException | str) -> ErrorCategory:
-    """Sandbox failures (dead container, daemon errors) are told apart from environment bugs."""
-    text = exc if isinstance(exc, str) else f"{type(exc).__module__}.{type(exc).__name__}"
-    return "sandbox" if any(w in text for w in ("sandbox", "Sandbox", "docker", "Docker", "Container")) else "environment"
+def _env_category(exc: BaseException) -> ErrorCategory:
+    """Sandbox failures (dead container, daemon errors) are told apart from the environment's own."""
+    return "sandbox" if isinstance(exc, SandboxError) else "environment"
 
 
-class InvalidReward(ValueError):
-    """A reward that is not a finite number (NaN or inf would poison a GRPO group's advantages)."""
+def check_sampling(sampling: SamplingParams | None) -> SamplingParams:
+    """The sampling parameters of a rollout; a `max_tokens` set on them is refused (it is a budget: `Limits`)."""
+    sampling = sampling or SamplingParams()
+    if "max_tokens" in sampling.model_fields_set:
+        raise UsageError("in a rollout the tokens per turn are a budget: set Limits(max_tokens_per_turn=...) "
+                         "instead of SamplingParams(max_tokens=...)")
+    return sampling
 
 
 def _checked_reward(reward: Any, components: dict | None) -> tuple[float, dict[str, float]]:
-    """The reward and its components as finite floats, or `InvalidReward` naming the offender."""
+    """The reward and its components as finite floats, or `InvalidRewardError` naming the offender."""
     values = {"reward": reward, **{f"reward component {k!r}": v for k, v in (components or {}).items()}}
     for name, value in values.items():
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise InvalidReward(f"the environment's {name} is {value!r}, not a number") from None
+            raise InvalidRewardError(f"the environment's {name} is {value!r}, not a number") from None
         if not math.isfinite(number):
-            raise InvalidReward(f"the environment's {name} is {number}, not a finite number")
+            raise InvalidRewardError(f"the environment's {name} is {number}, not a finite number")
     return float(reward), {k: float(v) for k, v in (components or {}).items()}
 
 
@@ -81,19 +89,23 @@ def _malformed_reply(parsed, tokenizer: ChatTokenizer) -> dict:
     return {"role": "user", "content": text}
 
 
-async def run_rollout(env: Any, engine: Any, tokenizer: ChatTokenizer | None, task: dict | None, *,
-                      limits: RolloutLimits | None = None, sampling: SamplingParams | None = None, env_id: str = "",
-                      group_id: str = "", sample_index: int = 0) -> Rollout:
-    """Run one episode of `env` on `task` with `engine`; always return a `Rollout`, never raise (but on cancel)."""
+async def run_rollout(env: Any, policy: Policy, task: dict | None = None, *, limits: Limits | None = None,
+                      sampling: SamplingParams | None = None, env_id: str = "", group_id: str = "",
+                      sample_index: int = 0) -> Rollout:
+    """Run one episode of `env` on `task` with `policy`; always return a `Rollout`, never raise (but on cancel).
+
+    `env` is a rollgym `Env` (a gymnasium wrapper around one is unwrapped: the loop uses the async API).
+    """
     import rollgym
 
-    limits = limits or RolloutLimits()
+    env = env if hasattr(env, "areset") else env.unwrapped
+    limits = limits or Limits()
     sampling = sampling or SamplingParams()
+    engine, tokenizer = policy.engine, policy.tokenizer
     token_exact = bool(getattr(engine, "token_exact", True))
     rollout = Rollout(env_id=env_id, group_id=group_id, sample_index=sample_index, sampling=sampling.model_dump(),
                       engine=getattr(engine, "name", type(engine).__name__), model=str(getattr(engine, "model", "")),
-                      token_exact=token_exact, rollgym_version=rollgym.__version__,
-                      task_id=str((task or {}).get("instance_id") or (task or {}).get("task_id") or ""))
+                      token_exact=token_exact, rollgym_version=rollgym.__version__, task_id=task_id_of(task))
     t0 = time.perf_counter()
     scored = False
     try:
@@ -129,7 +141,7 @@ async def _close(env: Any) -> None:
         pass
 
 
-async def _final_reward(env: Any, rollout: Rollout, limits: RolloutLimits) -> None:
+async def _final_reward(env: Any, rollout: Rollout, limits: Limits) -> None:
     """Score an episode the loop cut short (turn, context, token or time budget) from the env's state."""
     scorer = getattr(env, "compute_reward", None)
     if scorer is None:
@@ -143,7 +155,7 @@ async def _final_reward(env: Any, rollout: Rollout, limits: RolloutLimits) -> No
             rollout.error = _error(_env_category(exc), exc, len(rollout.turns))
 
 
-async def _episode(env, engine, tokenizer, task, limits: RolloutLimits, sampling: SamplingParams, rollout: Rollout) -> None:
+async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: SamplingParams, rollout: Rollout) -> None:
     """Reset, then turns until a stop; raises `_Stop` with the reason (and an error when one happened)."""
     t = time.perf_counter()
     try:
@@ -158,7 +170,7 @@ async def _episode(env, engine, tokenizer, task, limits: RolloutLimits, sampling
     if rollout.token_exact:
         try:
             traj = tokenizer.start(messages, tools)
-        except (TokenizationError, ValueError) as exc:
+        except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, None)) from None
         rollout.prompt_ids = list(traj.prompt_ids)
         stop_ids = list(dict.fromkeys(tokenizer.stop_token_ids + list(sampling.stop_token_ids)))
@@ -218,11 +230,11 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
         try:
             traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason)
             parsed = tokenizer.parse_completion(gen.completion_ids, tools)
-        except (TokenizationError, ValueError) as exc:
+        except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, index)) from None
         turn["message"], turn["parse_errors"] = parsed.message, [e.message for e in parsed.errors]
         if gen.finish_reason == "abort":
-            raise _Stop("error", RolloutError(category="engine", type="Abort", message="the engine aborted the generation", turn=index))
+            raise _Stop("error", ErrorRecord(category="engine", type="Abort", message="the engine aborted the generation", turn=index))
         if traj.ended:  # cut by max_tokens: by the context when that is what bounded it
             raise _Stop("context_limit" if context_bound else "truncated_completion", truncated=True)
     else:
@@ -244,33 +256,32 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
             turn["env_s"] = time.perf_counter() - t
         problem = _reply_problem(reply)
         if problem:
-            raise _Stop("error", RolloutError(category="environment", type="InvalidReply", message=problem, turn=index))
+            raise _Stop("error", _error("environment", InvalidReplyError(problem), index))
         reply = list(reply)
         if parsed is not None and parsed.errors:
             reply.append(_malformed_reply(parsed, tokenizer))
     try:
         reward, components = _checked_reward(reward, step_info.get("reward_components"))
-    except InvalidReward as exc:
+    except InvalidRewardError as exc:
         raise _Stop("error", _error("environment", exc, index), scored=terminated or truncated) from None
     turn["reward"] = reward
     turn["env_messages"] = reply
-    turn["tool_calls"] = [ToolCall(id=c.get("id", ""), name=c.get("name", ""), arguments=c.get("arguments"),
-                                   result=str(c.get("result", "")), failed=bool(c.get("failed", False)),
-                                   duration_s=float(c.get("duration_s", 0.0))) for c in step_info.get("tool_calls", [])]
+    turn["tool_calls"] = [ToolCall(id=c.id, name=c.name, arguments=c.arguments, result=c.result, failed=c.failed,
+                                   duration_s=c.duration_s) for c in step_info.get("tool_calls", [])]
     history += reply
-    if step_info.get("error"):
-        raise _Stop("error", RolloutError(category=_env_category(step_info["error"]), type="EnvironmentError",
-                                          message=str(step_info["error"]), turn=index), scored=True)
+    failure = step_info.get("error")
+    if failure is not None:
+        raise _Stop("error", _error(_env_category(failure), failure, index), scored=True)
     if terminated or truncated:
         reason = "env_truncated" if truncated else "no_tool_call" if not action.get("tool_calls") else "env_terminated"
         raise _Stop(reason, truncated=bool(truncated), scored=True, reward=(reward, components))
     if not reply:
-        raise _Stop("error", RolloutError(category="environment", type="EmptyReply", turn=index,
-                                          message="the environment returned no messages and did not end the episode"))
+        raise _Stop("error", _error("environment", InvalidReplyError(
+            "the environment returned no messages and did not end the episode"), index))
     if traj is not None:
         try:
             turn["bridge_ids"] = traj.add_messages(reply)
-        except (TokenizationError, ValueError) as exc:
+        except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, index)) from None
     return sampled
 
@@ -283,3 +294,23 @@ def _turn_record(fields: dict) -> Turn:
         kept = {k: fields[k] for k in ("index", "prompt_len", "completion_ids", "logprobs", "finish_reason", "generate_s")
                 if k in fields}
         return Turn.model_construct(**kept, parse_errors=[f"part of this turn could not be recorded: {exc}"[:2000]])
+
+
+async def rollout(env: Any, policy: Policy | str, task: dict | None = None, *, limits: Limits | None = None,
+                  sampling: SamplingParams | None = None) -> Rollout:
+    """One episode: `env` is a registered id or an environment, `policy` a `Policy` or its spec string
+    (then it is built here and its engine closed after). Returns the `Rollout`; failures are recorded on it."""
+    from rollgym.envs import make
+
+    from .policy import as_policy
+
+    sampling = check_sampling(sampling)
+    policy, owned = as_policy(policy)
+    env_id = env if isinstance(env, str) else getattr(getattr(env, "spec", None), "id", None) or type(env).__name__
+    instance = make(env).unwrapped if isinstance(env, str) else env
+    try:
+        return await run_rollout(instance, policy, task, limits=limits, sampling=sampling, env_id=env_id,
+                                 group_id=task_id_of(task))
+    finally:
+        if owned:
+            await policy.aclose()

@@ -32,8 +32,9 @@ StopReason = Literal[
 ErrorCategory = Literal["engine", "environment", "sandbox", "tokenization", "timeout", "internal", "agent"]
 
 
-class RolloutError(BaseModel):
-    """A failure caught at a boundary: which one, the exception type and message, and the turn."""
+class ErrorRecord(BaseModel):
+    """The record of a failure caught at a boundary (data, not an exception): which boundary, the
+    exception's type and message, and the turn."""
 
     category: ErrorCategory
     type: str
@@ -70,7 +71,9 @@ class Turn(BaseModel):
     reward: float = 0.0
 
 
-class Timings(BaseModel):
+class RolloutTimings(BaseModel):
+    """Where one rollout's wall-clock time went, in seconds."""
+
     started_at: float = Field(default_factory=time.time)
     wall_s: float = 0.0
     generate_s: float = 0.0
@@ -95,13 +98,13 @@ class Rollout(BaseModel):
     reward_components: dict[str, float] = Field(default_factory=dict)
     stop_reason: StopReason | None = None
     truncated: bool = False
-    error: RolloutError | None = None
+    error: ErrorRecord | None = None
     sampling: dict[str, Any] = Field(default_factory=dict)
     engine: str = ""
     model: str = ""
     token_exact: bool = True
     rollgym_version: str = ""
-    timings: Timings = Field(default_factory=Timings)
+    timings: RolloutTimings = Field(default_factory=RolloutTimings)
     meta: dict[str, Any] = Field(default_factory=dict, description="provenance, e.g. the proxy session and segment")
 
     # --- derived views ---------------------------------------------------------------------------

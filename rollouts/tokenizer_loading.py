@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import os
 
+from rollgym.errors import UsageError
 from rollgym.tokenization import ChatTokenizer
 
 from .engines.default_model import resolve_model_dir
 from .engines.errors import ModelUnavailableError
+
+
+class TokenizerNotFoundError(UsageError, FileNotFoundError):
+    """No tokenizer could be loaded from what was named."""
 
 
 def load_chat_tokenizer(spec: str, chat_template: str | os.PathLike | None = None, **kwargs) -> ChatTokenizer:
@@ -16,4 +21,4 @@ def load_chat_tokenizer(spec: str, chat_template: str | os.PathLike | None = Non
     try:
         return ChatTokenizer.from_pretrained(resolve_model_dir(target), chat_template=chat_template, **kwargs)
     except (OSError, ModelUnavailableError) as exc:
-        raise FileNotFoundError(f"cannot load a tokenizer from {spec!r}: {exc}") from exc
+        raise TokenizerNotFoundError(f"cannot load a tokenizer from {spec!r}: {exc}") from exc

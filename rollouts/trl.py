@@ -13,11 +13,13 @@ import json
 from collections import Counter
 from typing import Any, Callable
 
-from rollgym.tokenization import ChatTokenizer
+from rollgym.errors import UsageError
 
 from .batch import run_rollouts
 from .engines.base import SamplingParams
-from .limits import RolloutLimits
+from .limits import Limits
+from .loop import check_sampling
+from .policy import Policy, as_policy
 from .records import Rollout
 
 REWARD_KEY = "reward"
@@ -32,14 +34,27 @@ def task_from_prompt(prompt: Any) -> dict:
         try:
             task = json.loads(prompt)
         except json.JSONDecodeError:
-            raise ValueError("a string prompt must be a JSON task row (e.g. json.dumps(row)); "
+            raise UsageError("a string prompt must be a JSON task row (e.g. json.dumps(row)); "
                              "or pass task_from_prompt= to map your prompts to environment tasks") from None
         if not isinstance(task, dict):
-            raise ValueError("a JSON prompt must decode to an object (the task row)")
+            raise UsageError("a JSON prompt must decode to an object (the task row)")
         return task
     if isinstance(prompt, list):
         return {"messages": prompt}
-    raise TypeError(f"cannot turn a prompt of type {type(prompt).__name__} into a task; pass task_from_prompt=")
+    raise UsageError(f"cannot turn a prompt of type {type(prompt).__name__} into a task; pass task_from_prompt=")
+
+
+def group_positions(tasks: list[Any]) -> tuple[list[int], list[str]]:
+    """TRL repeats each prompt `num_generations` times: each entry's index within its group of equal
+    tasks (its sample index), and a group id per entry (`group-K`, K = the task's rank among distinct tasks)."""
+    keys = [json.dumps(t, sort_keys=True, default=str) for t in tasks]
+    rank = {k: i for i, k in enumerate(sorted(set(keys)))}
+    seen: Counter = Counter()
+    index = []
+    for key in keys:
+        index.append(seen[key])
+        seen[key] += 1
+    return index, [f"group-{rank[k]}" for k in keys]
 
 
 def engine_from_trainer(trainer: Any) -> Any:
@@ -68,7 +83,7 @@ def to_trl_columns(rollouts: list[Rollout], pad_id: int) -> dict[str, list]:
     """The token view per rollout, plus reward, one column per reward component and per metric."""
     refused = [r for r in rollouts if not r.token_exact]
     if refused:
-        raise ValueError(f"{len(refused)} rollout(s) are not token-exact (engine {refused[0].engine!r}); "
+        raise UsageError(f"{len(refused)} rollout(s) are not token-exact (engine {refused[0].engine!r}); "
                          "text-only engines cannot be used for training")
     cols: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], REWARD_KEY: [], ERROR_KEY: []}
     components = sorted({k for r in rollouts for k in r.reward_components})
@@ -109,58 +124,47 @@ def component_reward(name: str) -> Callable[..., list[float | None]]:
     return reward_fn
 
 
-def make_rollout_func(env: str | Callable[[], Any], engine: Any = None, tokenizer: ChatTokenizer | None = None, *,
-                      task_from_prompt: Callable[[Any], dict] = task_from_prompt, sampling: SamplingParams | None = None,
-                      concurrency: int = 32, chat_template: str | None = None, env_kwargs: dict | None = None,
-                      **limits: Any) -> Callable[[list, Any], dict]:
-    """A `rollout_func(prompts, trainer)` for TRL's GRPOTrainer; `limits` are `RolloutLimits` fields.
+def make_rollout_func(env: str | Callable[[], Any], policy: Policy | str | None = None, *,
+                      limits: Limits | None = None, sampling: SamplingParams | None = None,
+                      task_from_prompt: Callable[[Any], dict] = task_from_prompt, concurrency: int = 32,
+                      chat_template: str | None = None, env_kwargs: dict | None = None) -> Callable[[list, Any], dict]:
+    """A `rollout_func(prompts, trainer)` for TRL's GRPOTrainer.
 
-    Without `engine`, the trainer's own generator is used each call; without `tokenizer`, the
-    trainer's `processing_class` (with rollgym's ChatML tool template if its own has no tools).
-    `rollout_func.last_rollouts` keeps the last batch's `Rollout` records.
+    Without `policy`, the trainer's own generator and `processing_class` (`Policy.from_trainer`) are
+    used, so every step samples with current weights. Without `limits`, `Limits` with the trainer's
+    `max_completion_length` as the per-turn budget; without `sampling`, the trainer's temperature,
+    top_p and top_k. `rollout_func.last_rollouts` keeps the last batch's `Rollout` records.
     """
-    state: dict[str, Any] = {"tok": tokenizer}
-
-    def tokenizer_for(trainer: Any) -> ChatTokenizer:
-        if state["tok"] is None:
-            from .templates_fallback import chatml_tools_fallback
-
-            tok = ChatTokenizer(trainer.processing_class, chat_template=chat_template)
-            if not tok.supports_tools and chat_template is None:
-                tok = chatml_tools_fallback(tok, log=lambda _m: None)
-            tok.certify()
-            state["tok"] = tok
-        return state["tok"]
+    check_sampling(sampling)
+    state: dict[str, Any] = {"policy": None}
+    if policy is not None:
+        state["policy"], _ = as_policy(policy, chat_template=chat_template)
 
     def rollout_func(prompts: list, trainer: Any) -> dict:
-        tok = tokenizer_for(trainer)
+        from_trainer = policy is None
+        if state["policy"] is None:
+            state["policy"] = Policy.from_trainer(trainer, chat_template=chat_template)
+        pol: Policy = state["policy"]
         args = getattr(trainer, "args", None)
-        lim = RolloutLimits(**{"max_tokens_per_turn": getattr(args, "max_completion_length", None) or 256, **limits})
+        lim = limits or Limits(max_tokens_per_turn=getattr(args, "max_completion_length", None) or Limits().max_tokens_per_turn)
         samp = sampling or SamplingParams(temperature=getattr(args, "temperature", 1.0) or 1.0,
                                           top_p=getattr(args, "top_p", 1.0) or 1.0, top_k=getattr(args, "top_k", 0) or 0)
         tasks = [task_from_prompt(p) for p in prompts]
-        seen: Counter = Counter()
-        keyed = []
-        for task in tasks:  # repeated prompts form a group: sample index = position within it
-            key = json.dumps(task, sort_keys=True, default=str)
-            keyed.append((task, seen[key]))
-            seen[key] += 1
+        positions, _ = group_positions(tasks)
 
         async def run() -> list[Rollout]:
-            eng = engine or engine_from_trainer(trainer)
             try:
-                return await run_rollouts(env, tasks, eng, tok, n=1, concurrency=concurrency, limits=lim, sampling=samp,
+                return await run_rollouts(env, tasks, pol, n=1, concurrency=concurrency, limits=lim, sampling=samp,
                                           env_kwargs=env_kwargs)
             finally:
-                if engine is None:
-                    await eng.aclose()
+                if from_trainer:  # this step's engine (current weights) lives on this step's event loop
+                    await pol.aclose()
 
         rollouts = asyncio.run(run())
-        for r, (_, index) in zip(rollouts, keyed):
+        for r, index in zip(rollouts, positions):
             r.sample_index = index
         rollout_func.last_rollouts = rollouts
-        pad = tok.hf.pad_token_id if tok.hf.pad_token_id is not None else tok.end_of_turn_id
-        return to_trl_columns(rollouts, pad)
+        return to_trl_columns(rollouts, pol.pad_token_id)
 
     rollout_func.last_rollouts = []
     return rollout_func

@@ -38,10 +38,12 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
+from rollgym.errors import WorkerError
+
 from .batch import Job, env_factory_for, run_job
 from .engines.base import SamplingParams
-from .limits import RolloutLimits
-from .records import Rollout, RolloutError
+from .limits import Limits
+from .records import ErrorRecord, Rollout
 
 #: How long stopping workers may take, together, to release their environments before they are killed.
 STOP_GRACE_S = 120.0
@@ -50,7 +52,7 @@ DONE = b"D"  # worker -> parent: finished (normally or after a stop)
 _ROLLOUT, _ROLLOUT_JSON, _FAILED = b"R", b"J", b"E"  # worker -> parent: a finished rollout (pickled, JSON); could not start
 
 
-class WorkerStartError(RuntimeError):
+class WorkerStartError(WorkerError):
     """A worker process could not start (its engine or environment could not be built); the run stops."""
 
 
@@ -60,10 +62,9 @@ class WorkerSpec:
 
     env: Any
     env_kwargs: dict | None
-    engine: Any
-    tokenizer: Any
+    policy: Any  # a Policy: pickled as its spec (each worker builds its own engine) or its engine object
     slots: int
-    limits: RolloutLimits | None
+    limits: Limits | None
     sampling: SamplingParams
     group_prefix: str
 
@@ -150,11 +151,8 @@ async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) ->
     inbox: asyncio.Queue[Job | None] = asyncio.Queue()
     try:
         factory, env_id = env_factory_for(spec.env, **(spec.env_kwargs or {}))
-        engine = spec.engine
-        if isinstance(engine, str):
-            from .engines import make_engine
-
-            engine = make_engine(engine)
+        policy = spec.policy
+        policy.engine  # noqa: B018 - build it now, so a bad spec fails the start, not every rollout
     except Exception:
         results.send_bytes(_FAILED + traceback.format_exc().encode())
         results.send_bytes(DONE)
@@ -181,7 +179,7 @@ async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) ->
 
     async def slot() -> None:
         while (job := await inbox.get()) is not None:
-            rollout = await run_job(factory, env_id, job, engine, spec.tokenizer, limits=spec.limits,
+            rollout = await run_job(factory, env_id, job, policy, limits=spec.limits,
                                     sampling=spec.sampling, group_prefix=spec.group_prefix)
             try:
                 message = _encode(job[0], job[2], rollout)
@@ -200,8 +198,7 @@ async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) ->
     finally:
         loop.remove_reader(commands.fileno())
         try:
-            if engine is not spec.engine:
-                await engine.aclose()
+            await policy.aclose()
         except asyncio.CancelledError:  # a `stop` that came while closing: we are closing anyway
             pass
         finally:
@@ -212,7 +209,7 @@ async def _serve(results: Connection, commands: Connection, spec: WorkerSpec) ->
 def _errored(job: Job, env_id: str, group_prefix: str, kind: str, why: str) -> Rollout:
     ti, tid, si, _ = job
     return Rollout(env_id=env_id, task_id=tid, group_id=f"{group_prefix}{tid}", sample_index=si, stop_reason="error",
-                   error=RolloutError(category="internal", type=kind, message=why))
+                   error=ErrorRecord(category="internal", type=kind, message=why))
 
 
 class _Commands:
@@ -296,8 +293,8 @@ class _Dispatcher:
             self.open[i] = False
 
 
-async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer: Any, *, workers: int, concurrency: int,
-                              limits: RolloutLimits | None, sampling: SamplingParams,
+async def run_jobs_in_workers(env: Any, jobs: list[Job], policy: Any, *, workers: int, concurrency: int,
+                              limits: Limits | None, sampling: SamplingParams,
                               on_result: Callable[[int, int, Rollout], None], group_prefix: str = "",
                               env_kwargs: dict | None = None) -> None:
     """Run `jobs` in up to `workers` processes, at most `concurrency` rollouts at once in all; report every
@@ -306,7 +303,7 @@ async def run_jobs_in_workers(env: Any, jobs: list[Job], engine: Any, tokenizer:
         return
     slots = split_slots(concurrency, min(workers, len(jobs)))
     # Pickled once per distinct share (at most two); this fails here, before any process starts, for lambdas.
-    specs = {s: pickle.dumps(WorkerSpec(env, env_kwargs, engine, tokenizer, s, limits, sampling, group_prefix))
+    specs = {s: pickle.dumps(WorkerSpec(env, env_kwargs, policy, s, limits, sampling, group_prefix))
              for s in set(slots)}
     env_id = env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
     ctx = _context()

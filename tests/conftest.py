@@ -69,6 +69,14 @@ def docker_engine():
 
 
 @pytest.fixture(scope="session")
+def base_image(docker_engine) -> str:
+    """rollgym's offline base image (built once, cached by content hash)."""
+    from rollgym.envs.sandbox import bootstrap_base_image
+
+    return bootstrap_base_image(log=lambda msg: print(msg))
+
+
+@pytest.fixture(scope="session")
 def tool_tok():
     from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS

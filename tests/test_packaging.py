@@ -24,3 +24,25 @@ def test_every_source_folder_is_listed_in_pyproject():
             found.add(".".join((pkg, *rel)))
     missing = found - listed
     assert not missing, f"add these to [tool.setuptools] packages and package-dir: {sorted(missing)}"
+
+
+def test_dependencies_go_one_way():
+    """tokenization and envs import nothing of ours but `rollgym.errors` (the root of the error tree)."""
+    import subprocess
+    import sys
+
+    for layer in ("rollgym.tokenization", "rollgym.envs"):
+        code = (f"import sys, {layer}; "
+                f"ours = {{m for m in sys.modules if m.startswith('rollgym.') and not m.startswith('{layer}')}}; "
+                "print(sorted(ours))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        assert out.strip() == "['rollgym.errors']", (layer, out)
+
+
+def test_tests_mirror_the_source_tree():
+    """Each test folder names a source folder (tests/rollouts/engines <-> rollouts/engines ...)."""
+    folders = {p.relative_to(ROOT / "tests") for p in (ROOT / "tests").rglob("test_*.py")}
+    for test_file in folders:
+        folder = test_file.parent
+        if folder.parts and folder.parts[0] not in ("examples",):
+            assert (ROOT / folder).is_dir(), f"tests/{folder} mirrors no source folder"

@@ -2,13 +2,13 @@
 messages added as bridge tokens, and a certification of (tokenizer, chat template) pairs."""
 
 from .chat_tokenizer import Bridge, ChatTokenizer, ParsedCompletion, TruncationPolicy
-from .errors import (BridgeError, CertificationError, TemplateError, TokenizationError, TrajectoryStateError,
-                     UnsupportedFeatureError)
+from .errors import (BridgeError, CertificationError, InvalidInputError, TemplateError, TokenizationError,
+                     TrajectoryStateError, UnsupportedFeatureError)
 from .parsers import ToolCallParseError
 from .trajectory import Segment, TokenIds, TokenTrajectory
 
 __all__ = [
-    "Bridge", "BridgeError", "CertificationError", "ChatTokenizer", "ParsedCompletion", "Segment", "TemplateError",
+    "Bridge", "BridgeError", "CertificationError", "ChatTokenizer", "InvalidInputError", "ParsedCompletion", "Segment", "TemplateError",
     "TokenIds", "TokenTrajectory", "TokenizationError", "ToolCallParseError", "TrajectoryStateError", "TruncationPolicy",
     "UnsupportedFeatureError",
 ]

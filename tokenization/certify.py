@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .errors import CertificationError, TemplateError, TokenizationError, UnsupportedFeatureError
+from .errors import CertificationError, InvalidInputError, TemplateError, TokenizationError, UnsupportedFeatureError
 
 ProbeStatus = Literal["pass", "rewrites_history", "noncanonical", "unsupported", "fail"]
 
@@ -168,10 +168,10 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
     """
     kw = template_kwargs or {}
     if conv[-1]["role"] == "assistant":
-        raise ValueError("a probe conversation must end with an environment message")
+        raise InvalidInputError("a probe conversation must end with an environment message")
     first = next((i for i, m in enumerate(conv) if m["role"] == "assistant"), None)
     if first is None:
-        raise ValueError("a probe conversation needs an assistant turn")
+        raise InvalidInputError("a probe conversation needs an assistant turn")
     traj = tok.start(conv[:first], tools, **kw)
     steps = []  # (assistant index, completion text, bridge ids, end index)
     noncanonical = []

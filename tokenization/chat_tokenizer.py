@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .errors import BridgeError, TemplateError, UnsupportedFeatureError
+from .errors import BridgeError, InvalidInputError, TemplateError, UnsupportedFeatureError
 from .messages import make_tool_call, normalize_for_template
 from .parsers import ToolCallParseError, detect_parser, make_parser, split_reasoning
 from .recipes import PROBES, RenderRecipes, deterministic, template_probes
@@ -74,7 +74,7 @@ def _load_template(chat_template: str | os.PathLike | None) -> str | None:
     path = Path(chat_template)
     if path.is_file():
         return path.read_text()
-    raise ValueError(f"chat_template is neither a Jinja template string nor an existing file: {text[:80]!r}")
+    raise InvalidInputError(f"chat_template is neither a Jinja template string nor an existing file: {text[:80]!r}")
 
 
 def _options_key(tools: list[dict] | None, template_kwargs: dict) -> str:
@@ -93,10 +93,10 @@ class ChatTokenizer:
         if isinstance(template, dict):
             template = template.get("default")
         if not template:
-            raise ValueError("the tokenizer has no chat template; pass chat_template= (a file or a template string)")
+            raise InvalidInputError("the tokenizer has no chat template; pass chat_template= (a file or a template string)")
         self.template: str = template
         if truncation not in ("end", "close"):
-            raise ValueError(f"truncation must be 'end' or 'close', got {truncation!r}")
+            raise InvalidInputError(f"truncation must be 'end' or 'close', got {truncation!r}")
         self.truncation: TruncationPolicy = truncation
         self.tool_parser_name = tool_parser or detect_parser(self.template)
         self.parser = make_parser(self.tool_parser_name) if self.tool_parser_name else None
@@ -277,9 +277,9 @@ class ChatTokenizer:
         from .trajectory import TokenTrajectory
 
         if not messages:
-            raise ValueError("start() needs at least one message")
+            raise InvalidInputError("start() needs at least one message")
         if messages[-1].get("role") == "assistant":
-            raise ValueError("the initial messages end with an assistant message; the model must generate the next turn")
+            raise InvalidInputError("the initial messages end with an assistant message; the model must generate the next turn")
         self.check_tools(tools)
         key = _options_key(tools, template_kwargs)  # serialised once, for the prompt recipe and the bridge decision
         ids = self.encode(self._render_prompt(messages, tools, template_kwargs, key))
@@ -297,7 +297,7 @@ class ChatTokenizer:
             if msg.get("role") == "tool" and not self.tool_role_supported:
                 raise UnsupportedFeatureError("this chat template has no tool role; tool results cannot be added")
             if msg.get("role") == "assistant":
-                raise ValueError("add_messages() takes environment messages (tool/user/system), not assistant turns")
+                raise InvalidInputError("add_messages() takes environment messages (tool/user/system), not assistant turns")
         kwargs = template_kwargs or {}
         if bridge_tools == "auto":
             bridge_tools = self._tools_for_bridges(tools, kwargs)
@@ -359,7 +359,16 @@ class ChatTokenizer:
         return ParsedCompletion(message=message, errors=errors)
 
     def certify(self, strict: bool = True):
-        """Probe this pair (tool results, follow-ups, reasoning, unicode, ...); refuse it when a probe fails."""
+        """Probe this pair (tool results, follow-ups, reasoning, unicode, ...); refuse it when a probe fails.
+
+        A passing report is kept, so certifying the same tokenizer again (every `Policy` does) is free.
+        """
         from .certify import certify
 
-        return certify(self, strict=strict)
+        passed = self.__dict__.get("_certified")
+        if passed is not None:
+            return passed
+        report = certify(self, strict=strict)
+        if report.passed:
+            self.__dict__["_certified"] = report
+        return report

@@ -1,8 +1,13 @@
-"""Errors of the tokenization layer: each says what went wrong and what to do about it."""
+"""Errors of the tokenization layer: each says what went wrong and what to do about it.
+
+`TokenizationError` is rooted in `rollgym.errors` (the one error tree, a module that imports nothing).
+"""
+
+from rollgym.errors import TokenizationError
 
 
-class TokenizationError(RuntimeError):
-    """Base class for tokenization-layer errors."""
+class InvalidInputError(TokenizationError, ValueError, TypeError):
+    """The caller passed something the tokenizer cannot use (ids, logprobs, messages, options)."""
 
 
 class TemplateError(TokenizationError):
@@ -23,3 +28,7 @@ class TrajectoryStateError(TokenizationError):
 
 class CertificationError(TokenizationError):
     """A (tokenizer, template) pair failed certification; the message names the failing probe."""
+
+
+__all__ = ["BridgeError", "CertificationError", "InvalidInputError", "TemplateError", "TokenizationError",
+           "TrajectoryStateError", "UnsupportedFeatureError"]

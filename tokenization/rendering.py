@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import InvalidInputError
+
 try:  # private helpers of transformers: when they move, ChatTokenizer falls back to apply_chat_template
     from transformers.utils.chat_template_utils import (_alias_reasoning_fields, _compile_jinja_template,
                                                         _plain_template_data)
@@ -69,7 +71,7 @@ class TemplateRenderer:
         chat = [_plain({k: v for k, v in m.items() if v is not None}) for m in messages]
         for message in chat:
             if type(message) is not dict:
-                raise TypeError(f"chat messages must be dicts, got {message!r}")
+                raise InvalidInputError(f"chat messages must be dicts, got {message!r}")
         return self.render_plain(chat, tools, add_generation_prompt, template_kwargs)
 
     def render_plain(self, chat: list[dict], tools: list[dict] | None, add_generation_prompt: bool,

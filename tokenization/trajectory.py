@@ -7,7 +7,7 @@ import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import TrajectoryStateError
+from .errors import InvalidInputError, TrajectoryStateError
 
 if TYPE_CHECKING:
     from .chat_tokenizer import ChatTokenizer
@@ -39,10 +39,10 @@ def _vocabulary_ids(ids, vocab: int, what: str) -> list[int]:
     try:
         ids = list(map(operator.index, ids))
     except TypeError as exc:
-        raise ValueError(f"{what} must be integers ({exc})") from None
+        raise InvalidInputError(f"{what} must be integers ({exc})") from None
     if ids and (min(ids) < 0 or max(ids) >= vocab):
         i, tok = next((i, t) for i, t in enumerate(ids) if not 0 <= t < vocab)
-        raise ValueError(f"{what}: id {tok} at position {i} is outside the vocabulary (size {vocab})")
+        raise InvalidInputError(f"{what}: id {tok} at position {i} is outside the vocabulary (size {vocab})")
     return ids
 
 
@@ -108,11 +108,11 @@ class TokenTrajectory:
         ids = _vocabulary_ids(ids, self.tokenizer.vocab_size, "completion ids")
         logprobs = [0.0] * len(ids) if logprobs is None else [float(x) for x in logprobs]
         if len(logprobs) != len(ids):
-            raise ValueError(f"{len(ids)} ids but {len(logprobs)} logprobs")
+            raise InvalidInputError(f"{len(ids)} ids but {len(logprobs)} logprobs")
         if logprobs and not math.isfinite(sum(logprobs)):  # one C-speed pass; find the culprit only on failure
             bad = next(((i, x) for i, x in enumerate(logprobs) if not math.isfinite(x)), None)
             if bad is not None:
-                raise ValueError(f"logprob {bad[1]} at position {bad[0]} is not finite")
+                raise InvalidInputError(f"logprob {bad[1]} at position {bad[0]} is not finite")
         start = len(self.completion_ids)
         self.completion_ids.extend(ids)
         self.logprobs.extend(logprobs)
@@ -134,7 +134,7 @@ class TokenTrajectory:
         if self.ended:
             raise TrajectoryStateError(f"the trajectory has ended ({self.end_reason}); no more messages")
         if not messages:
-            raise ValueError("add_messages() needs at least one message")
+            raise InvalidInputError("add_messages() needs at least one message")
         messages = list(messages)
         if not self.segments:  # nothing sampled yet: the prompt itself can be re-rendered
             self.initial_messages += messages

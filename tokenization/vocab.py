@@ -11,6 +11,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from .errors import TokenizationError
+
 #: Qwen2's pre-tokenisation regex (single digits, unlike GPT-4's 1-3 digit groups).
 QWEN_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
@@ -59,7 +61,7 @@ def tokenizer_from_tiktoken(ranks_file: str | os.PathLike, special_tokens: list[
         )
         for offset, tok in enumerate(special_tokens):
             if backend.token_to_id(tok) != n_ranks + offset:
-                raise ValueError(f"special token {tok!r} did not land at id {n_ranks + offset}")
+                raise TokenizationError(f"special token {tok!r} did not land at id {n_ranks + offset}")
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(".part")
         backend.save(str(tmp))

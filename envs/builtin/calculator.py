@@ -7,7 +7,7 @@ import re
 import zlib
 from typing import Any
 
-from ..core import Env, tool
+from ..core import Env, InvalidTaskError, tool
 
 SYSTEM_PROMPT = ("You are a careful calculator. Use the tools for every operation, "
                  "then call submit with the final integer.")
@@ -27,8 +27,6 @@ def make_task(rng, index: int | None = None) -> dict[str, Any]:
 class CalculatorEnv(Env):
     """Tools: add, subtract, multiply (parallel-safe) and submit, all `async def` (instant, so run on the event loop). Task: {"task_id", "question", "answer"}."""
 
-    max_turns = 10
-
     @classmethod
     def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
         """`n` reproducible tasks (ids calc-0 ... calc-{n-1}) for batch generation."""
@@ -41,7 +39,7 @@ class CalculatorEnv(Env):
         self.task = task or make_task(self.np_random)
         missing = {"task_id", "question", "answer"} - set(self.task)
         if missing:
-            raise ValueError(f"a Calculator task needs task_id, question and answer; missing {sorted(missing)}")
+            raise InvalidTaskError(f"a Calculator task needs task_id, question and answer; missing {sorted(missing)}")
         self.submitted: int | None = None
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": self.task["question"]}]
         return messages, {"task_id": self.task["task_id"], "question": self.task["question"]}

@@ -4,25 +4,50 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypedDict
 
 import gymnasium
 
+from rollgym.errors import UsageError
+
+from .errors import EpisodeStateError, InvalidActionError
 from .spaces import action_space, message_problem, observation_space
+from .tasks import task_id_of
 from .tools import ToolCallRecord, ToolSet
+
+
+class ResetInfo(TypedDict, total=False):
+    """What `reset` tells the loop besides the messages (environments may add their own keys)."""
+
+    tools: list[dict]  # OpenAI tool schemas the model may call
+    task_id: str  # the task's stable id (`task_id_of`)
+
+
+class StepInfo(TypedDict, total=False):
+    """What `step` tells the loop besides messages, reward and the end flags.
+
+    Nothing in it depends on the clock, so two runs with the same seed and action give equal info
+    (gymnasium's determinism check): a call's duration lives on its record, outside its equality.
+    """
+
+    turn: int  # 1-based index of this step in the episode
+    tool_calls: list[ToolCallRecord]  # one record per call, in order
+    reward_components: dict[str, float]  # named parts of the terminal reward (empty until the episode ends)
+    finish_reason: str  # why the episode ended: submitted | text_reply | error | max_turns
+    error: BaseException  # the failure that ended the episode (e.g. a dead sandbox), as the exception itself
 
 
 class Env(gymnasium.Env):
     """A tool-using chat environment. Subclasses implement `setup` and `compute_reward`, define
     tools with `@tool`, and may override `on_text_reply` and `teardown`.
 
-    `reset` -> (messages, info) with info["tools"] (OpenAI schemas) and info["task_id"];
-    `step(assistant_message)` -> (tool/user messages, reward, terminated, truncated, info) with
-    info["reward_components"] (dict[str, float]) and info["tool_calls"] (per-call records).
+    `reset` -> (messages, `ResetInfo`); `step(assistant_message)` -> (tool/user messages, reward,
+    terminated, truncated, `StepInfo`). Turn budgets belong to the caller (`rollgym.Limits`); an
+    environment sets `max_turns` only when the task itself has a turn limit (then it truncates).
     """
 
     metadata = {"render_modes": []}
-    max_turns: int = 30
+    max_turns: int | None = None
     fatal_errors: tuple[type[BaseException], ...] = ()  # tool errors that end the episode (e.g. a dead sandbox)
 
     def __init__(self, max_turns: int | None = None, tools: Iterable[Callable] = ()) -> None:
@@ -41,6 +66,11 @@ class Env(gymnasium.Env):
         self._finish_reason: str | None = None
 
     # -- hooks for subclasses -----------------------------------------------------------------
+    @classmethod
+    def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
+        """`n` reproducible tasks for batch generation when the caller gives none (override to provide them)."""
+        raise UsageError(f"{cls.__name__} has no default tasks: pass tasks (a JSONL file, a datasets directory, or rows)")
+
     async def setup(self, task: dict[str, Any] | None) -> tuple[list[dict], dict[str, Any]]:
         """Prepare an episode for `task`; return the initial messages and task metadata."""
         raise NotImplementedError
@@ -61,7 +91,7 @@ class Env(gymnasium.Env):
         self._finish_reason = reason
 
     # -- async API ------------------------------------------------------------------------------
-    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[list[dict], dict]:
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[list[dict], ResetInfo]:
         super().reset(seed=seed)
         await self.teardown()
         options = options or {}
@@ -70,16 +100,16 @@ class Env(gymnasium.Env):
         self.task = dict(options.get("task") or {})
         messages, meta = await self.setup(self.task or None)
         self.done = False
-        self.task_id = str(meta.get("task_id") or self.task.get("instance_id") or self.task.get("task_id") or "")
-        info = {"tools": self.toolset.schemas(), "task_id": self.task_id, **meta}
+        self.task_id = str(meta.get("task_id") or task_id_of(self.task))
+        info: ResetInfo = {"tools": self.toolset.schemas(), "task_id": self.task_id, **meta}
         return messages, info
 
-    async def astep(self, action: dict) -> tuple[list[dict], float, bool, bool, dict]:
+    async def astep(self, action: dict) -> tuple[list[dict], float, bool, bool, StepInfo]:
         if self.done:
-            raise RuntimeError("no episode in progress (it ended, or reset() failed or was not called): call reset()")
+            raise EpisodeStateError("no episode in progress (it ended, or reset() failed or was not called): call reset()")
         problem = message_problem(action, ("assistant",))
         if problem:
-            raise ValueError(f"step() takes one assistant message (OpenAI format): {problem}")
+            raise InvalidActionError(f"step() takes one assistant message (OpenAI format): {problem}")
         self.turn += 1
         calls = action.get("tool_calls") or []
         records: list[ToolCallRecord] = []
@@ -91,12 +121,12 @@ class Env(gymnasium.Env):
             messages, terminated = await self.on_text_reply(action)
             if terminated:
                 self._finish_reason = self._finish_reason or "text_reply"
-        info: dict[str, Any] = {"turn": self.turn, "tool_calls": [r.model_dump() for r in records], "reward_components": {}}
+        info: StepInfo = {"turn": self.turn, "tool_calls": records, "reward_components": {}}
         if self.toolset.fatal is not None:
-            info["error"] = f"{type(self.toolset.fatal).__name__}: {self.toolset.fatal}"
+            info["error"] = self.toolset.fatal
             self._finish_reason = "error"
         terminated = terminated or self._finish_reason in ("submitted", "text_reply", "error")
-        truncated = not terminated and self.turn >= self.max_turns
+        truncated = not terminated and self.max_turns is not None and self.turn >= self.max_turns
         reward = 0.0
         if terminated or truncated:
             self.done = True
@@ -117,7 +147,7 @@ class Env(gymnasium.Env):
             pass
         else:
             coro.close()
-            raise RuntimeError("an event loop is running: use `await env.areset()/astep()/aclose()` instead")
+            raise EpisodeStateError("an event loop is running: use `await env.areset()/astep()/aclose()` instead")
         if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
         return self._loop.run_until_complete(coro)

@@ -6,20 +6,21 @@ import difflib
 from typing import Any
 
 import gymnasium
-from gymnasium.error import NameNotFound
+
+from .errors import UnknownEnvironmentError
 
 NAMESPACE = "rollgym"
 
 
-class UnknownEnvironmentError(NameNotFound):
-    """An unknown environment id; the message names the closest registered ids."""
-
-
 def register_env(env_id: str, entry_point: Any, **kwargs: Any) -> None:
-    """Register an environment with gymnasium (idempotent); ids look like `rollgym/Name-v0`."""
+    """Register an environment with gymnasium (idempotent); ids look like `rollgym/Name-v0`.
+
+    gymnasium's passive environment checker stays on: `make` wraps the environment in it, as for any
+    gymnasium environment (the rollout loop drives `env.unwrapped` through the async API).
+    """
     if env_id in gymnasium.registry:
         return
-    gymnasium.register(id=env_id, entry_point=entry_point, disable_env_checker=True, order_enforce=False, kwargs=kwargs)
+    gymnasium.register(id=env_id, entry_point=entry_point, kwargs=kwargs)
 
 
 def suggest(env_id: str) -> list[str]:

@@ -19,7 +19,11 @@ _RESULT_JSON = json.JSONEncoder(default=str)
 
 
 class ToolCallRecord(BaseModel):
-    """What happened to one tool call (kept in `info["tool_calls"]`)."""
+    """What happened to one tool call (kept in `info["tool_calls"]`).
+
+    Two records are equal when the calls did the same thing: `duration_s` is a measurement, not part
+    of the outcome, so it is left out of `==` (gymnasium's determinism check compares step infos).
+    """
 
     id: str
     name: str
@@ -28,6 +32,14 @@ class ToolCallRecord(BaseModel):
     failed: bool
     duration_s: float
     error_kind: str | None = None  # unknown_tool | bad_json | bad_arguments | tool_error | fatal
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallRecord):
+            return NotImplemented
+        return (self.id, self.name, self.arguments, self.result, self.failed, self.error_kind) == \
+            (other.id, other.name, other.arguments, other.result, other.failed, other.error_kind)
+
+    __hash__ = None  # mutable, like every pydantic model
 
 
 def tool(fn: Callable | None = None, *, name: str | None = None, description: str | None = None, parallel: bool = False):

@@ -13,7 +13,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from .models import SandboxDeadError, SandboxError
+from .errors import SandboxDeadError, SandboxError
 
 T = TypeVar("T")
 _CLIENT: docker.DockerClient | None = None

@@ -16,7 +16,8 @@ import docker.errors
 from . import lifecycle
 from .archives import dir_archive, file_archive, first_file
 from .daemon import docker_client, is_not_running_error, with_retries
-from .models import QUIET_ENV, ExecResult, ImageError, SandboxConfig, SandboxDeadError, SandboxError
+from .models import QUIET_ENV, ExecResult, SandboxConfig
+from .errors import FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
 from .plain_exec import plain_exec
 from .runner_client import RunnerClient, RunnerError, RunnerLostError
 
@@ -216,7 +217,7 @@ class DockerSandbox:
         except docker.errors.NotFound as exc:
             if "No such container" in str(exc):
                 raise self._dead_error(f"read {path}", exc) from exc
-            raise FileNotFoundError(f"{path}: no such file in sandbox") from exc
+            raise FileNotInSandboxError(f"{path}: no such file in sandbox") from exc
         except docker.errors.APIError as exc:
             if is_not_running_error(exc):
                 raise self._dead_error(f"read {path}", exc) from exc
@@ -234,7 +235,7 @@ class DockerSandbox:
                         timeout=120, max_output=1 << 30)
         kind, _, payload = res.output.partition("\n")
         if kind == "MISSING":
-            raise FileNotFoundError(f"{path}: no such file in sandbox")
+            raise FileNotInSandboxError(f"{path}: no such file in sandbox")
         if kind == "DIR":
             raise IsADirectoryError(f"{path} is a directory")
         data = base64.b64decode(payload.strip())

@@ -17,7 +17,7 @@ import docker
 import docker.errors
 
 from .daemon import docker_client
-from .models import ImageError
+from .errors import ImageError
 
 # The offline base image: Debian bookworm minbase, plus what rollgym's tools and bundled tasks need.
 BASE_SUITE = "bookworm"

@@ -1,4 +1,4 @@
-"""Data crossing the sandbox boundary: creation settings, exec results, and sandbox errors."""
+"""Data crossing the sandbox boundary: creation settings and exec results (errors: `errors.py`)."""
 
 from __future__ import annotations
 
@@ -62,15 +62,3 @@ class ExecResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
-
-
-class SandboxError(RuntimeError):
-    """A sandbox operation failed for an infrastructure reason (daemon, container, image)."""
-
-
-class SandboxDeadError(SandboxError):
-    """The sandbox's container is gone or stopped (killed, OOM, TTL expired, closed)."""
-
-
-class ImageError(SandboxError):
-    """An image could not be found, pulled, built or bootstrapped."""

@@ -11,7 +11,8 @@ from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
 from .docker_sandbox import DockerSandbox
-from .models import ImageError, SandboxConfig, SandboxError
+from .models import SandboxConfig
+from .errors import ImageError, SandboxError
 
 
 def _key(config: SandboxConfig) -> str:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import docker
 
-from .models import ExecResult, SandboxError
+from .models import ExecResult
+from .errors import SandboxError
 from .output import render_output
 
 RUNNER_SOURCE = (Path(__file__).parent / "runner_script.py").read_text()

@@ -6,13 +6,15 @@ from __future__ import annotations
 import posixpath
 import shlex
 
+from rollgym.errors import EnvError
+
 from ..sandbox import Sandbox
 
 MAX_VIEW_CHARS = 16_000
 SNIPPET_LINES = 4
 
 
-class EditorError(ValueError):
+class EditorError(EnvError, ValueError):
     """A request the editor refuses; the message is meant for the model."""
 
 

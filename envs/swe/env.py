@@ -7,12 +7,12 @@ import asyncio
 import shlex
 from typing import Any, Literal
 
-from ..core import Env, tool
+from ..core import Env, InvalidTaskError, tool
 from ..sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool
 from .editor import EditorError, StrReplaceEditor
 from .grading import GradeResult, grade_patch
 from .images import ensure_task_image
-from .task import SWETask, load_bundled_tasks
+from .task import SWETask, load_bundled_tasks, parse_task
 
 SYSTEM_PROMPT = """You are a software engineer fixing an issue in the repository at {workdir}.
 Tools: `bash` runs one command in a fresh shell at {workdir} (no interactive programs; state persists only \
@@ -29,7 +29,6 @@ SCRUB_GIT = ("git reset -q --hard {commit} && git for-each-ref --format='%(refna
 class SWEEnv(Env):
     """Options: `reset(options={"task": row})` with a row in SWE-Gym/SWE-bench schema (default: a bundled task)."""
 
-    max_turns = 50
     fatal_errors = (SandboxError,)  # a dead container or daemon failure ends the episode as an infra failure
 
     def __init__(self, max_turns: int | None = None, bash_timeout_s: float = 180.0, sandbox: dict[str, Any] | None = None,
@@ -47,8 +46,13 @@ class SWEEnv(Env):
         self.grade: GradeResult | None = None
         self.final_diff: str | None = None
 
+    @classmethod
+    def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
+        """The bundled tasks (at most `n`, in their file's order; `seed` is unused: the list is fixed)."""
+        return [t.model_dump(mode="json") for t in load_bundled_tasks()][:n]
+
     async def setup(self, task: dict[str, Any] | None):
-        self.swe_task = SWETask.model_validate(task) if task else load_bundled_tasks()[int(self.np_random.integers(6))]
+        self.swe_task = parse_task(task) if task else load_bundled_tasks()[int(self.np_random.integers(6))]
         t = self.swe_task
         self.grade, self.final_diff, self.nudges = None, None, 0
         image = await asyncio.to_thread(ensure_task_image, t, lambda _m: None)
@@ -58,7 +62,7 @@ class SWEEnv(Env):
         if t.image_name:  # a prebuilt image: pin base_commit and hide any later history
             res = await self.sandbox.aexec(SCRUB_GIT.format(commit=shlex.quote(t.base_commit)), timeout=300)
             if res.exit_code != 0:
-                raise RuntimeError(f"{t.instance_id}: cannot check out base_commit {t.base_commit}: {res.output[-500:]}")
+                raise InvalidTaskError(f"{t.instance_id}: cannot check out base_commit {t.base_commit}: {res.output[-500:]}")
         self.editor = StrReplaceEditor(self.sandbox, t.workdir)
         messages = [{"role": "system", "content": SYSTEM_PROMPT.format(workdir=t.workdir)},
                     {"role": "user", "content": f"<issue>\n{t.problem_statement}\n</issue>\n\nThe repository is at {t.workdir}."}]

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..sandbox.images import base_image_name, bootstrap_base_image, build_image_from_dockerfile, ensure_image, image_exists
-from ..sandbox.models import ImageError
+from ..sandbox.errors import ImageError
 from .task import TASKS_DIR, SWETask
 
 # Fixed identity and dates make the base commit's hash a pure function of the tree.

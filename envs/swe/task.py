@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..core.errors import InvalidTaskError
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 BUNDLED_TASKS = TASKS_DIR / "bundled.jsonl"
@@ -92,10 +94,18 @@ def load_tasks(source: str | Path | Iterable[dict[str, Any]]) -> list[SWETask]:
                     try:
                         rows.append(json.loads(line))
                     except json.JSONDecodeError as exc:
-                        raise ValueError(f"{source}:{n}: not valid JSON ({exc})") from exc
+                        raise InvalidTaskError(f"{source}:{n}: not valid JSON ({exc})") from exc
     else:
         rows = [dict(row) for row in source]
-    return [SWETask.model_validate(row) for row in rows]
+    return [parse_task(row) for row in rows]
+
+
+def parse_task(row: dict[str, Any]) -> "SWETask":
+    """One row as an `SWETask`, or `InvalidTaskError` saying which fields are wrong."""
+    try:
+        return SWETask.model_validate(row)
+    except ValidationError as exc:
+        raise InvalidTaskError(f"not an SWE task row ({row.get('instance_id', '?')!r}): {exc}") from None
 
 
 def load_bundled_tasks() -> list[SWETask]:

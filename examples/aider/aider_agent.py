@@ -132,13 +132,14 @@ def swe_reward(row: dict, diff: str, rollout: Any) -> tuple[float, dict[str, flo
     return float(result.resolved), result.reward_components()
 
 
-def make_aider_rollout_func(engine: Any = None, tokenizer: Any = None, *, edit_format: str = "whole",
-                            concurrency: int = 2, grade: bool = True, **kwargs: Any):
-    """A TRL `rollout_func` whose rollouts are Aider sessions on SWE tasks, rewarded by the SWE grader."""
-    from rollgym.rollouts.proxy import agent_rollout_func
+def make_aider_rollout_func(policy: Any = None, *, edit_format: str = "whole", concurrency: int = 2, grade: bool = True,
+                            **kwargs: Any):
+    """A TRL `rollout_func` whose rollouts are Aider sessions on SWE tasks, rewarded by the SWE grader
+    (without `policy`: the trainer's own model)."""
+    import rollgym as rg
 
-    return agent_rollout_func(AiderAgent(edit_format=edit_format), swe_reward if grade else None, engine=engine,
-                              tokenizer=tokenizer, concurrency=concurrency, **kwargs)
+    return rg.agent_rollout_func(AiderAgent(edit_format=edit_format), swe_reward if grade else None, policy=policy,
+                                 concurrency=concurrency, **kwargs)
 
 
 def main() -> None:
@@ -150,16 +151,13 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens per reply when Aider sends no max_tokens")
     args = parser.parse_args()
 
-    from rollgym.envs.swe import load_bundled_tasks
-    from rollgym.rollouts.proxy import ProxySettings, RecordingProxy, run_agents
-    from rollgym.rollouts.engines import make_engine
-    from rollgym.rollouts.setup_run import tokenizer_for
+    import rollgym as rg
+    from rollgym.rollouts.proxy import ProxySettings, run_agents
 
-    row = load_bundled_tasks()[args.task_index].model_dump(mode="json")
-    tok, engine = tokenizer_for(args.model), make_engine(args.model)
+    row = rg.load_tasks("rollgym/SWE-v0", "bundled")[args.task_index]
 
     async def run():
-        async with RecordingProxy(engine, tok, settings=ProxySettings(default_max_tokens=args.max_tokens)) as proxy:
+        async with rg.RecordingProxy(args.model, settings=ProxySettings(default_max_tokens=args.max_tokens)) as proxy:
             return await run_agents(proxy, AiderAgent(edit_format=args.edit_format), [row],
                                     reward=None if args.no_grade else swe_reward)
 

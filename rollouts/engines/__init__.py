@@ -5,7 +5,7 @@ Pick one with a spec string: `make_engine("smollm2-135m")`, `make_engine("hf:/pa
 Heavy engines (torch, vLLM, openai) are imported only when built.
 """
 
-from .base import Engine, FinishReason, Generation, SamplingParams, Timings
+from .base import Engine, FinishReason, Generation, SamplingParams, GenerationTimings
 from .chat import ChatEngine, ChatGeneration, ChatUsage
 from .errors import (
     BadRequestError,
@@ -24,6 +24,6 @@ from .registry import available_engines, make_engine, register_alias, register_e
 __all__ = [
     "BadRequestError", "ChatEngine", "ChatGeneration", "ChatUsage", "ContextOverflowError", "Engine", "EngineError",
     "EngineTimeoutError", "EngineUnavailableError", "FinishReason", "Generation", "InvalidOutputError",
-    "ModelUnavailableError", "SamplingParams", "ServerError", "Timings", "UnknownEngineError", "UnreachableError",
+    "ModelUnavailableError", "SamplingParams", "ServerError", "GenerationTimings", "UnknownEngineError", "UnreachableError",
     "available_engines", "make_engine", "register_alias", "register_engine",
 ]

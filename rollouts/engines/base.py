@@ -13,23 +13,29 @@ from typing import Literal, Protocol, Sequence, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..limits import DEFAULT_MAX_TOKENS_PER_TURN
+
 FinishReason = Literal["stop", "length", "abort"]
 
 
 class SamplingParams(BaseModel):
-    """How to sample one completion; the same fields and meanings as vLLM's SamplingParams."""
+    """How to sample one completion; the same fields and meanings as vLLM's SamplingParams.
+
+    `max_tokens` is for calling an engine directly: in a rollout the per-turn budget is
+    `Limits.max_tokens_per_turn` (the loop sets it each turn, and refuses a `max_tokens` given here).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     temperature: float = Field(1.0, ge=0.0, description="0 means greedy decoding")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus mass kept; 1 means off")
     top_k: int = Field(0, ge=0, description="keep the k most likely tokens; 0 means off")
-    max_tokens: int = Field(256, ge=1, description="most tokens to generate, stop token included")
+    max_tokens: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="most tokens to generate, stop token included")
     stop_token_ids: list[int] = Field(default_factory=list, description="extra ids that end the completion")
     seed: int | None = Field(None, ge=0, lt=2**63, description="makes sampling reproducible per request")
 
 
-class Timings(BaseModel):
+class GenerationTimings(BaseModel):
     """Where one request's wall-clock time went, in seconds."""
 
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +54,7 @@ class Generation(BaseModel):
     finish_reason: FinishReason
     stop_token_id: int | None = Field(None, description="the id that ended the completion, if any (also last in completion_ids)")
     prompt_len: int
-    timings: Timings = Field(default_factory=Timings)
+    timings: GenerationTimings = Field(default_factory=GenerationTimings)
     engine: str
     model: str
     token_exact: bool = True

@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import SamplingParams, Timings
+from .base import SamplingParams, GenerationTimings
 
 ChatFinishReason = Literal["stop", "length", "tool_calls", "content_filter", "function_call", "abort"]
 
@@ -34,7 +34,7 @@ class ChatGeneration(BaseModel):
     message: dict[str, Any] = Field(description="the assistant message, OpenAI format (role, content, tool_calls)")
     finish_reason: ChatFinishReason
     usage: ChatUsage | None = None
-    timings: Timings = Field(default_factory=Timings)
+    timings: GenerationTimings = Field(default_factory=GenerationTimings)
     engine: str
     model: str
     token_exact: Literal[False] = False

@@ -1,14 +1,12 @@
 """Errors every engine raises, so callers can handle a failure the same way whichever engine sampled.
 
-`EngineError` is the root; each subclass names who is at fault (the request, the server,
+`EngineError` (from `rollgym.errors`, under `RollgymError`) is the root; each subclass names who is at fault (the request, the server,
 the network, or the engine's own output) so a rollout loop can decide to retry, skip or stop.
 """
 
 from __future__ import annotations
 
-
-class EngineError(RuntimeError):
-    """Base class of every error an inference engine raises."""
+from rollgym.errors import EngineError
 
 
 class BadRequestError(EngineError, ValueError):

@@ -16,7 +16,7 @@ import os
 import time
 from typing import Any, Sequence
 
-from .base import SamplingParams, Timings
+from .base import SamplingParams, GenerationTimings
 from .chat import ChatGeneration, ChatUsage
 from .errors import (
     BadRequestError,
@@ -118,7 +118,7 @@ class OpenAIChatEngine:
             message=choice.message.model_dump(exclude_none=True),
             finish_reason=choice.finish_reason,
             usage=usage,
-            timings=Timings(queued_s=started - enqueued, generate_s=done - started),
+            timings=GenerationTimings(queued_s=started - enqueued, generate_s=done - started),
             engine=self.name,
             model=response.model or self.model,
         )

@@ -21,21 +21,45 @@ from .errors import UnknownEngineError
 
 @dataclass(frozen=True)
 class EngineScheme:
-    """One registered `scheme:` prefix: how to build its engine and an example spec."""
+    """One registered `scheme:` prefix: how to build its engine, where its tokenizer lives, an example spec."""
 
     scheme: str
     factory: Callable[..., Any]
     example: str
     summary: str
+    #: rest of the spec -> the tokenizer's directory or hub id (None: cannot tell; chat engines need none)
+    tokenizer_source: Callable[[str], str | None] = lambda rest: None
+    token_exact: bool = True
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """A parsed spec: `scheme:rest`, aliases resolved (`smollm2-135m` -> `hf:smollm2-135m`)."""
+
+    spec: str
+    scheme: EngineScheme
+    rest: str
+
+    @property
+    def tokenizer_source(self) -> str | None:
+        return self.scheme.tokenizer_source(self.rest)
+
+    def build(self, **kwargs: Any) -> Any:
+        return self.scheme.factory(self.rest, **kwargs)
 
 
 _SCHEMES: dict[str, EngineScheme] = {}
 _ALIASES: dict[str, str] = {}
 
 
-def register_engine(scheme: str, factory: Callable[..., Any], *, example: str, summary: str) -> None:
-    """Register `scheme:` so `make_engine("scheme:rest", **kw)` calls `factory(rest, **kw)`."""
-    _SCHEMES[scheme] = EngineScheme(scheme, factory, example, summary)
+def register_engine(scheme: str, factory: Callable[..., Any], *, example: str, summary: str,
+                    tokenizer_source: Callable[[str], str | None] | None = None, token_exact: bool = True) -> None:
+    """Register `scheme:` so `make_engine("scheme:rest", **kw)` calls `factory(rest, **kw)`.
+
+    `tokenizer_source(rest)` says where the model's tokenizer lives (for `Policy`); `token_exact=False`
+    marks a chat engine (messages in, text out) that needs no tokenizer.
+    """
+    _SCHEMES[scheme] = EngineScheme(scheme, factory, example, summary, tokenizer_source or (lambda rest: None), token_exact)
 
 
 def register_alias(name: str, spec: str) -> None:
@@ -63,8 +87,8 @@ def _split_url_model(rest: str) -> tuple[str, str | None]:
     return url, (model or None)
 
 
-def make_engine(spec: str, **kwargs: Any) -> Any:
-    """Build the engine a spec names; keyword arguments go to the engine's constructor."""
+def parse_spec(spec: str) -> EngineSpec:
+    """The one parser of engine specs: the scheme and the rest, or `UnknownEngineError` listing what exists."""
     if not isinstance(spec, str) or not spec.strip():
         raise _unknown(str(spec), "an engine spec must be a non-empty string")
     spec = spec.strip()
@@ -76,7 +100,12 @@ def make_engine(spec: str, **kwargs: Any) -> Any:
         raise _unknown(spec, f"unknown engine scheme {scheme + ':'!r} in {spec!r}")
     if not rest:
         raise _unknown(spec, f"{spec!r} names no model; write it like {_SCHEMES[scheme].example}")
-    return _SCHEMES[scheme].factory(rest, **kwargs)
+    return EngineSpec(spec, _SCHEMES[scheme], rest)
+
+
+def make_engine(spec: str, **kwargs: Any) -> Any:
+    """Build the engine a spec names; keyword arguments go to the engine's constructor."""
+    return parse_spec(spec).build(**kwargs)
 
 
 # ----- the built-in engines (imported lazily: each pulls its own heavy dependencies) ----------
@@ -113,8 +142,12 @@ def _openai(rest: str, **kw: Any):
     return OpenAIChatEngine(rest, **kw)
 
 
-register_engine("hf", _hf, example="hf:/path/to/model", summary="Hugging Face model in this process (CPU or GPU)")
-register_engine("vllm", _vllm_server, example="vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B", summary="a running vLLM server")
-register_engine("vllm-local", _vllm_local, example="vllm-local:Qwen/Qwen3-8B", summary="vLLM in this process (GPU)")
-register_engine("openai", _openai, example="openai:gpt-4o-mini", summary="hosted chat model (not token-exact)")
+register_engine("hf", _hf, example="hf:/path/to/model", summary="Hugging Face model in this process (CPU or GPU)",
+                tokenizer_source=lambda rest: rest)
+register_engine("vllm", _vllm_server, example="vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B", summary="a running vLLM server",
+                tokenizer_source=lambda rest: _split_url_model(rest)[1])
+register_engine("vllm-local", _vllm_local, example="vllm-local:Qwen/Qwen3-8B", summary="vLLM in this process (GPU)",
+                tokenizer_source=lambda rest: rest)
+register_engine("openai", _openai, example="openai:gpt-4o-mini", summary="hosted chat model (not token-exact)",
+                token_exact=False)
 register_alias(DEFAULT_MODEL, f"hf:{DEFAULT_MODEL}")

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from .base import Generation, SamplingParams, Timings
+from .base import Generation, SamplingParams, GenerationTimings
 from .batch_decoder import BatchDecoder, DecodeRow
 from .default_model import DEFAULT_MODEL, resolve_model_dir
 from .errors import EngineError, ModelUnavailableError
@@ -190,7 +190,7 @@ class TransformersEngine:
                         finish_reason=res.finish_reason,
                         stop_token_id=res.stop_token_id,
                         prompt_ids=r.prompt,
-                        timings=Timings(queued_s=r.started - r.enqueued, generate_s=res.generate_s),
+                        timings=GenerationTimings(queued_s=r.started - r.enqueued, generate_s=res.generate_s),
                     )
                 except EngineError as exc:
                     r.future.set_exception(exc)

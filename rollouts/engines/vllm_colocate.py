@@ -13,7 +13,7 @@ import asyncio
 import time
 from typing import Any, Sequence
 
-from .base import Generation, SamplingParams, Timings
+from .base import Generation, SamplingParams, GenerationTimings
 from .vllm_inprocess import generation_from_output, sampling_kwargs
 from .validation import validate_prompt
 
@@ -67,7 +67,7 @@ class VLLMColocateEngine:
                 if fut.done():
                     continue
                 try:
-                    timings = Timings(queued_s=started - queued, generate_s=took)
+                    timings = GenerationTimings(queued_s=started - queued, generate_s=took)
                     fut.set_result(generation_from_output(out, prompt, sampling, model=self.model, timings=timings, engine=self.name))
                 except Exception as exc:
                     fut.set_exception(exc)

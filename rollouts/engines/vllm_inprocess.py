@@ -23,7 +23,7 @@ import time
 import uuid
 from typing import Any, Sequence
 
-from .base import Generation, SamplingParams, Timings
+from .base import Generation, SamplingParams, GenerationTimings
 from .errors import EngineError, EngineUnavailableError, InvalidOutputError, ServerError
 from .validation import check_context, checked_generation, validate_prompt
 
@@ -48,7 +48,7 @@ def sampling_kwargs(sampling: SamplingParams) -> dict[str, Any]:
 
 
 def generation_from_output(
-    output: Any, prompt: list[int], sampling: SamplingParams, *, model: str, timings: Timings, engine: str = "vllm"
+    output: Any, prompt: list[int], sampling: SamplingParams, *, model: str, timings: GenerationTimings, engine: str = "vllm"
 ) -> Generation:
     """Convert a final vLLM `RequestOutput` into a validated `Generation`."""
     if not getattr(output, "outputs", None):
@@ -163,7 +163,7 @@ class VLLMEngine:
             raise InvalidOutputError(f"{self.name}: vLLM returned no output")
         return generation_from_output(
             final, prompt, sampling, model=self.model, engine=self.name,
-            timings=Timings(queued_s=0.0, generate_s=time.perf_counter() - started),
+            timings=GenerationTimings(queued_s=0.0, generate_s=time.perf_counter() - started),
         )
 
     async def aclose(self) -> None:

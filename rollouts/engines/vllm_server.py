@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .base import Generation, SamplingParams, Timings
+from .base import Generation, SamplingParams, GenerationTimings
 from .errors import BadRequestError, InvalidOutputError, ServerError
 from .http_client import RetryingJsonClient
 from .validation import check_context, checked_generation, validate_prompt
@@ -126,7 +126,7 @@ class VLLMServerEngine:
             started = time.perf_counter()
             raw = await self._http.request("POST", "/completions", body)
         done = time.perf_counter()
-        return self.parse_response(raw, prompt, sampling, Timings(queued_s=started - enqueued, generate_s=done - started))
+        return self.parse_response(raw, prompt, sampling, GenerationTimings(queued_s=started - enqueued, generate_s=done - started))
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -158,7 +158,7 @@ class VLLMServerEngine:
             body["seed"] = sampling.seed
         return body
 
-    def parse_response(self, raw: Any, prompt: list[int], sampling: SamplingParams, timings: Timings) -> Generation:
+    def parse_response(self, raw: Any, prompt: list[int], sampling: SamplingParams, timings: GenerationTimings) -> Generation:
         """Turn vLLM's completion response into a validated `Generation`."""
         try:
             response = _CompletionResponse.model_validate(raw)

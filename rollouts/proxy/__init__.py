@@ -3,11 +3,11 @@ token-exact trajectories (exact ids and logprobs per call, one `Rollout` per seg
 
 from .agent import SubprocessAgent, agent_rollout_func, run_agents
 from .app import create_app
-from .errors import ProxyError
+from .errors import APIError, ProxyError
 from .server import RecordingProxy
 from .service import ProxyCore
 from .session import ProxySession
 from .store import ProxySettings
 
-__all__ = ["ProxyCore", "ProxyError", "ProxySession", "ProxySettings", "RecordingProxy", "SubprocessAgent",
+__all__ = ["APIError", "ProxyCore", "ProxyError", "ProxySession", "ProxySettings", "RecordingProxy", "SubprocessAgent",
            "agent_rollout_func", "create_app", "run_agents"]

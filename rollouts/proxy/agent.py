@@ -13,13 +13,14 @@ import asyncio
 import inspect
 import json
 import os
-from collections import Counter
 from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel
 
-from rollgym.rollouts.records import Rollout, RolloutError
-from rollgym.tokenization import ChatTokenizer
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.errors import ProxyError, UsageError
+from rollgym.rollouts.policy import Policy, as_policy
+from rollgym.rollouts.records import ErrorRecord, Rollout
 
 from .session import ProxySession
 
@@ -28,7 +29,7 @@ Agent = Callable[[dict, str, "str | None"], Any]
 Reward = Callable[[dict, Any, Rollout], Any]
 
 
-class AgentFailed(RuntimeError):
+class AgentFailed(ProxyError):
     """The agent process exited with an error."""
 
 
@@ -95,12 +96,12 @@ async def run_agents(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: 
                      sessions_out: list | None = None) -> list[Rollout]:
     """Run `agent` once per row against its own session of `proxy`; one `Rollout` per row, in order."""
     if concurrency < 1:
-        raise ValueError("concurrency must be >= 1")
+        raise UsageError("concurrency must be >= 1")
     gate = asyncio.Semaphore(concurrency)
 
     async def one(i: int, row: dict) -> Rollout:
         async with gate:
-            task_id = str(row.get("instance_id") or row.get("task_id") or f"task-{i}")
+            task_id = task_id_of(row, i)
             sess = proxy.session(task_id=task_id, group_id=group_ids[i] if group_ids else task_id, row_index=i)
             if sessions_out is not None:
                 sessions_out.append(sess)
@@ -108,9 +109,9 @@ async def run_agents(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: 
             try:
                 output = await asyncio.wait_for(_call(agent, row, sess.base_url, proxy.api_key), timeout_s)
             except asyncio.TimeoutError:  # a thread-run agent keeps running; its later calls stay in the session
-                error = RolloutError(category="timeout", type="TimeoutError", message=f"the agent exceeded {timeout_s}s")
+                error = ErrorRecord(category="timeout", type="TimeoutError", message=f"the agent exceeded {timeout_s}s")
             except Exception as exc:  # a crashing agent is data, not a crashed batch
-                error = RolloutError(category="agent", type=type(exc).__name__, message=str(exc)[:2000])
+                error = ErrorRecord(category="agent", type=type(exc).__name__, message=str(exc)[:2000])
             rollout = pick_rollout(sess) or sess.error_rollout("agent", "the agent made no model calls")
             rollout.task_id, rollout.group_id = task_id, group_ids[i] if group_ids else task_id
             if error is not None:
@@ -122,7 +123,7 @@ async def run_agents(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: 
                     rollout.reward = float(score)
                     rollout.reward_components = {k: float(v) for k, v in components.items()}
                 except Exception as exc:
-                    rollout.error = RolloutError(category="environment", type=type(exc).__name__, message=str(exc)[:2000])
+                    rollout.error = ErrorRecord(category="environment", type=type(exc).__name__, message=str(exc)[:2000])
                     rollout.stop_reason = "error"
             if output is not None:
                 rollout.meta["agent_output"] = str(output)[-2000:]
@@ -131,64 +132,47 @@ async def run_agents(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: 
     return list(await asyncio.gather(*(one(i, row) for i, row in enumerate(rows))))
 
 
-def _trainer_tokenizer(trainer: Any, chat_template: str | None) -> ChatTokenizer:
-    from rollgym.rollouts.templates_fallback import chatml_tools_fallback
-
-    tok = ChatTokenizer(trainer.processing_class, chat_template=chat_template)
-    if not tok.supports_tools and chat_template is None:
-        tok = chatml_tools_fallback(tok, log=lambda _m: None)
-    tok.certify()
-    return tok
-
-
-def agent_rollout_func(agent: Agent, reward: Reward | None = None, *, engine: Any = None,
-                       tokenizer: ChatTokenizer | None = None, concurrency: int = 8, timeout_s: float | None = None,
+def agent_rollout_func(agent: Agent, reward: Reward | None = None, *, policy: Policy | str | None = None,
+                       concurrency: int = 8, timeout_s: float | None = None,
                        task_from_prompt: Callable[[Any], dict] | None = None, chat_template: str | None = None,
                        settings: Any = None) -> Callable[[list, Any], dict]:
     """A TRL `rollout_func(prompts, trainer)` that runs `agent` per prompt through a recording proxy.
 
-    Without `engine`, the trainer's own generator (current weights) serves the proxy; without `tokenizer`,
-    the trainer's `processing_class` (ChatML tool template when its own has none). `reward(row, output,
-    rollout)` scores each outcome (e.g. an SWE grader on the agent's diff); errored rows get reward None.
+    Without `policy`, the trainer's own generator (current weights) and `processing_class` serve the proxy
+    (`Policy.from_trainer`). `reward(row, output, rollout)` scores each outcome (e.g. an SWE grader on the
+    agent's diff); errored rows get reward None.
     """
-    from rollgym.rollouts.trl import engine_from_trainer, to_trl_columns
+    from rollgym.rollouts.trl import group_positions, to_trl_columns
     from rollgym.rollouts.trl import task_from_prompt as default_task
 
     from .server import RecordingProxy
 
     to_task = task_from_prompt or default_task
-    state: dict[str, Any] = {"tok": tokenizer}
+    state: dict[str, Any] = {"policy": as_policy(policy, chat_template=chat_template)[0] if policy is not None else None}
 
     def rollout_func(prompts: list, trainer: Any) -> dict:
-        if state["tok"] is None:
-            state["tok"] = _trainer_tokenizer(trainer, chat_template)
-        tok = state["tok"]
+        from_trainer = policy is None
+        if state["policy"] is None:
+            state["policy"] = Policy.from_trainer(trainer, chat_template=chat_template)
+        pol: Policy = state["policy"]
         rows = [to_task(p) for p in prompts]
-        keys = [json.dumps(r, sort_keys=True, default=str) for r in rows]
-        seen: Counter = Counter()
-        index = []
-        for k in keys:
-            index.append(seen[k])
-            seen[k] += 1
-        groups = [f"group-{sorted(set(keys)).index(k)}" for k in keys]
+        positions, groups = group_positions(rows)
         sessions: list[ProxySession] = []
 
         async def run() -> list[Rollout]:
-            eng = engine or engine_from_trainer(trainer)
             try:
-                async with RecordingProxy(eng, tok, settings=settings) as proxy:
+                async with RecordingProxy(pol, settings=settings) as proxy:
                     return await run_agents(proxy, agent, rows, reward=reward, concurrency=concurrency,
                                             timeout_s=timeout_s, group_ids=groups, sessions_out=sessions)
             finally:
-                if engine is None:
-                    await eng.aclose()
+                if from_trainer:
+                    await pol.aclose()
 
         rollouts = asyncio.run(run())
-        for r, i in zip(rollouts, index):
+        for r, i in zip(rollouts, positions):
             r.sample_index = i
         rollout_func.last_rollouts, rollout_func.last_sessions = rollouts, sessions
-        pad = tok.hf.pad_token_id if tok.hf.pad_token_id is not None else tok.end_of_turn_id
-        return to_trl_columns(rollouts, pad)
+        return to_trl_columns(rollouts, pol.pad_token_id)
 
     rollout_func.last_rollouts, rollout_func.last_sessions = [], []
     return rollout_func

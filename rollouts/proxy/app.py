@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .errors import ProxyError, bad_request
+from .errors import APIError, bad_request
 from .schemas import ChatCompletionRequest, CompletionRequest, ModelCard, ModelList, SessionCreate
 from .service import ProxyCore
 from .streaming import chat_chunks, completion_chunks
@@ -27,12 +27,12 @@ async def read_json(request: Request, limit: int) -> Any:
     """The request body as JSON, refusing bodies over `limit` bytes (by header, then while reading)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ProxyError(413, f"the request body is {declared} bytes; the limit is {limit}", code="request_too_large")
+        raise APIError(413, f"the request body is {declared} bytes; the limit is {limit}", code="request_too_large")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ProxyError(413, f"the request body exceeds the limit of {limit} bytes", code="request_too_large")
+            raise APIError(413, f"the request body exceeds the limit of {limit} bytes", code="request_too_large")
         chunks.append(chunk)
     raw = b"".join(chunks)
     if not raw.strip():
@@ -68,7 +68,7 @@ class BearerAuth:
             scheme, _, token = header.partition(b" ")
             if scheme.lower() != b"bearer" or not hmac.compare_digest(token.strip(), self.key):
                 why = "missing" if not header else "incorrect"
-                response = ProxyError(401, f"{why} API key: send `Authorization: Bearer <key>` with the proxy's "
+                response = APIError(401, f"{why} API key: send `Authorization: Bearer <key>` with the proxy's "
                                            "--api-key", code="invalid_api_key").response()
                 await response(scope, receive, send)
                 return
@@ -87,14 +87,14 @@ def create_app(core: ProxyCore) -> FastAPI:
     if settings.api_key:
         app.add_middleware(BearerAuth, api_key=settings.api_key)
 
-    @app.exception_handler(ProxyError)
-    async def _proxy_error(_request: Request, exc: ProxyError) -> JSONResponse:
+    @app.exception_handler(APIError)
+    async def _proxy_error(_request: Request, exc: APIError) -> JSONResponse:
         return exc.response()
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
-        return ProxyError(exc.status_code, str(exc.detail), code=code).response()
+        return APIError(exc.status_code, str(exc.detail), code=code).response()
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -102,7 +102,7 @@ def create_app(core: ProxyCore) -> FastAPI:
 
     @app.exception_handler(Exception)
     async def _internal(_request: Request, exc: Exception) -> JSONResponse:
-        return ProxyError(500, f"internal proxy error: {type(exc).__name__}: {exc}", code="internal_error").response()
+        return APIError(500, f"internal proxy error: {type(exc).__name__}: {exc}", code="internal_error").response()
 
     @app.get("/health")
     async def health() -> dict:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
+from rollgym.errors import UsageError
+from rollgym.rollouts.policy import Policy
+
 from .server import RecordingProxy
 from .store import ProxySettings
 
@@ -15,16 +18,10 @@ def serve(model: str, *, chat_template: str | None = None, tokenizer: str | None
           port: int = 8000, api_key: str | None = None, session_id: str = "default", settings: ProxySettings | None = None,
           log: Callable[[str], None] = print) -> None:
     """Serve a recording proxy for engine spec `model` (blocks); refuses a public bind without an API key."""
-    from rollgym.rollouts.engines import make_engine
-    from rollgym.rollouts.setup_run import tokenizer_for
-
     if host not in LOOPBACK and not api_key:
-        raise ValueError(f"refusing to listen on {host} without --api-key (anyone who can reach it could use the model)")
-    tok = tokenizer_for(model, tokenizer=tokenizer, chat_template=chat_template, log=log)
-    if tok is None:
-        raise ValueError(f"{model!r} is a chat engine without token ids; the recording proxy needs a token-in/token-out engine")
-    engine = make_engine(model)
-    proxy = RecordingProxy(engine, tok, host=host, port=port, api_key=api_key, settings=settings, log_level="info",
+        raise UsageError(f"refusing to listen on {host} without --api-key (anyone who can reach it could use the model)")
+    policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=log)
+    proxy = RecordingProxy(policy, host=host, port=port, api_key=api_key, settings=settings, log_level="info",
                            handle_signals=True)
 
     async def main() -> None:
@@ -38,6 +35,6 @@ def serve(model: str, *, chat_template: str | None = None, tokenizer: str | None
             await proxy._task
         finally:
             await proxy.stop()
-            await engine.aclose()
+            await policy.aclose()
 
     asyncio.run(main())

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from fastapi.responses import JSONResponse
 
+from rollgym.errors import ProxyError
 
-class ProxyError(Exception):
-    """A request the proxy answers with an error JSON body instead of a completion."""
+
+class APIError(ProxyError):
+    """A request the proxy answers with an error JSON body instead of a completion (a `ProxyError`)."""
 
     def __init__(self, status: int, message: str, *, code: str | None = None, param: str | None = None,
                  type_: str | None = None) -> None:
@@ -26,11 +28,11 @@ class ProxyError(Exception):
         return JSONResponse(self.body(), status_code=self.status, headers=headers)
 
 
-def bad_request(message: str, param: str | None = None, code: str | None = None) -> ProxyError:
-    return ProxyError(400, message, param=param, code=code)
+def bad_request(message: str, param: str | None = None, code: str | None = None) -> APIError:
+    return APIError(400, message, param=param, code=code)
 
 
-def unsupported(param: str, why: str) -> ProxyError:
+def unsupported(param: str, why: str) -> APIError:
     """A request field the proxy cannot honour without breaking token exactness (or at all)."""
-    return ProxyError(400, f"`{param}` is not supported by rollgym's recording proxy: {why}", param=param,
+    return APIError(400, f"`{param}` is not supported by rollgym's recording proxy: {why}", param=param,
                       code="unsupported_parameter")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rollgym.rollouts.engines.base import SamplingParams
 from rollgym.tokenization import ChatTokenizer
 
-from .errors import ProxyError, unsupported
+from .errors import APIError, unsupported
 from .schemas import ChatCompletionRequest, SamplingFields
 
 
@@ -38,7 +38,7 @@ def check_common(req: SamplingFields) -> None:
     if req.logit_bias:
         raise unsupported("logit_bias", "it changes the sampling distribution the logprobs describe")
     if req.seed is not None and not 0 <= req.seed < 2**63:
-        raise ProxyError(400, "`seed` must be in [0, 2**63)", param="seed")
+        raise APIError(400, "`seed` must be in [0, 2**63)", param="seed")
 
 
 def check_chat(req: ChatCompletionRequest) -> None:
@@ -51,7 +51,7 @@ def check_chat(req: ChatCompletionRequest) -> None:
         raise unsupported("response_format", "the engine cannot constrain decoding to a format")
     if isinstance(req.tool_choice, str) and req.tool_choice != "auto" and not req.tools:
         if req.tool_choice == "required":
-            raise ProxyError(400, "`tool_choice` is 'required' but no `tools` were given", param="tool_choice")
+            raise APIError(400, "`tool_choice` is 'required' but no `tools` were given", param="tool_choice")
 
 
 def sampling_for(req: SamplingFields, tokenizer: ChatTokenizer, prompt_len: int, max_model_len: int | None,
@@ -61,7 +61,7 @@ def sampling_for(req: SamplingFields, tokenizer: ChatTokenizer, prompt_len: int,
     if max_model_len:
         room = max_model_len - prompt_len
         if room < 1:
-            raise ProxyError(400, f"This model's maximum context length is {max_model_len} tokens; the prompt has "
+            raise APIError(400, f"This model's maximum context length is {max_model_len} tokens; the prompt has "
                                   f"{prompt_len} tokens, leaving no room to generate.", param="messages",
                              code="context_length_exceeded")
         wanted = min(wanted, room)

@@ -1,6 +1,6 @@
 """`RecordingProxy`: the proxy served by uvicorn on loopback, from Python (async or in a thread) or the CLI.
 
-`async with RecordingProxy(engine, tokenizer) as proxy:` serves on the running event loop, so the engine's
+`async with RecordingProxy(policy) as proxy:` serves on the running event loop, so the engine's
 own tasks stay on one loop; agents that block must run in threads (`agent_rollout_func` does this).
 `with proxy.in_thread():` serves from a background thread for synchronous code.
 """
@@ -15,7 +15,8 @@ from typing import Any, Iterator
 
 import uvicorn
 
-from rollgym.tokenization import ChatTokenizer
+from rollgym.errors import UsageError
+from rollgym.rollouts.policy import Policy, as_policy
 
 from .app import create_app
 from .service import ProxyCore
@@ -32,15 +33,22 @@ class _QuietServer(uvicorn.Server):
 
 
 class RecordingProxy:
-    """An OpenAI-compatible endpoint per session that records token-exact trajectories of `engine`."""
+    """An OpenAI-compatible endpoint per session that records token-exact trajectories of a `Policy`.
 
-    def __init__(self, engine: Any, tokenizer: ChatTokenizer, *, host: str = "127.0.0.1", port: int = 0,
+    `policy` is a `Policy` or its spec string (then the proxy builds it and closes its engine on `stop`).
+    """
+
+    def __init__(self, policy: Policy | str, *, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, settings: ProxySettings | None = None, log_level: str = "warning",
                  handle_signals: bool = False) -> None:
         settings = settings or ProxySettings()
         if api_key is not None:
             settings = settings.model_copy(update={"api_key": api_key})
-        self.core = ProxyCore(engine, tokenizer, settings)
+        self.policy, self._owns_policy = as_policy(policy)
+        if self.policy.tokenizer is None:
+            raise UsageError(f"{self.policy.name} is a chat engine without token ids; the recording proxy needs a "
+                             "token-in/token-out engine")
+        self.core = ProxyCore(self.policy, settings)
         self.app = create_app(self.core)
         self.host, self.port, self.log_level, self.handle_signals = host, port, log_level, handle_signals
         self._server: uvicorn.Server | None = None
@@ -81,7 +89,7 @@ class RecordingProxy:
         while not self._server.started:
             if self._task.done():
                 self._task.result()
-                raise RuntimeError("the proxy server stopped during startup")
+                raise UsageError(f"the proxy server stopped during startup (is {self.host}:{self.port} free?)")
             await asyncio.sleep(0.005)
         return self
 
@@ -90,6 +98,8 @@ class RecordingProxy:
             self._server.should_exit = True
             await self._task
             self._server = self._task = None
+        if self._owns_policy:
+            await self.policy.aclose()
 
     async def serve_forever(self) -> None:
         await self.start()

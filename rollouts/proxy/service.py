@@ -13,10 +13,11 @@ import uuid
 from typing import Any
 
 from rollgym.rollouts.engines.base import Engine, Generation
+from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.engines.errors import BadRequestError, ContextOverflowError, EngineError, EngineTimeoutError
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 
-from .errors import ProxyError, bad_request
+from .errors import APIError, bad_request
 from .matching import to_template_messages
 from .params import check_chat, check_common, sampling_for
 from .schemas import (ChatChoice, ChatCompletionRequest, ChatCompletionResponse, ChoiceLogprobs, CompletionChoice,
@@ -36,11 +37,12 @@ def _usage(call: Call) -> Usage:
 class ProxyCore:
     """The proxy without HTTP: sessions, and the chat/completions logic every route calls."""
 
-    def __init__(self, engine: Engine, tokenizer: ChatTokenizer, settings: ProxySettings | None = None) -> None:
-        self.engine, self.tokenizer = engine, tokenizer
+    def __init__(self, policy: Policy, settings: ProxySettings | None = None) -> None:
+        self.engine: Engine = policy.engine
+        self.tokenizer: ChatTokenizer = policy.tokenizer
         self.settings = settings or ProxySettings()
         self.store = SessionStore(self.settings)
-        self.model_name = self.settings.model_name or str(getattr(engine, "model", "") or "rollgym")
+        self.model_name = self.settings.model_name or str(getattr(self.engine, "model", "") or "rollgym")
 
     def create_session(self, session_id: str | None = None, base_url: str = "", metadata: dict | None = None) -> ProxySession:
         return self.store.create(self.tokenizer, session_id=session_id, base_url=base_url, metadata=metadata,
@@ -54,28 +56,28 @@ class ProxyCore:
             gen = await self.engine.generate(prompt, sampling)
         except ContextOverflowError as exc:
             sess.record_error("engine", exc, 400)
-            raise ProxyError(400, str(exc), param="messages", code="context_length_exceeded") from None
+            raise APIError(400, str(exc), param="messages", code="context_length_exceeded") from None
         except BadRequestError as exc:
             sess.record_error("engine", exc, 400)
             raise bad_request(f"the engine refused the request: {exc}") from None
         except EngineTimeoutError as exc:
             sess.record_error("engine", exc, 504)
-            raise ProxyError(504, f"the engine timed out: {exc}", code="engine_timeout") from None
+            raise APIError(504, f"the engine timed out: {exc}", code="engine_timeout") from None
         except EngineError as exc:
             sess.record_error("engine", exc, 502)
-            raise ProxyError(502, f"the engine failed: {type(exc).__name__}: {exc}", code="engine_error") from None
+            raise APIError(502, f"the engine failed: {type(exc).__name__}: {exc}", code="engine_error") from None
         except Exception as exc:  # any other engine failure is still a JSON 5xx, and recorded
             sess.record_error("engine", exc, 500)
-            raise ProxyError(500, f"the engine failed: {type(exc).__name__}: {exc}", code="engine_error") from None
+            raise APIError(500, f"the engine failed: {type(exc).__name__}: {exc}", code="engine_error") from None
         if gen.finish_reason == "abort":
             err = RuntimeError("the engine aborted the generation")
             sess.record_error("engine", err, 503)
-            raise ProxyError(503, str(err), code="engine_abort")
+            raise APIError(503, str(err), code="engine_abort")
         return gen, time.perf_counter() - t0
 
     # --- chat ---------------------------------------------------------------------------------
     async def chat(self, sess: ProxySession, req: ChatCompletionRequest) -> tuple[ChatCompletionResponse, Call]:
-        """Answer one chat request and record it; raise `ProxyError` for anything that is not a completion."""
+        """Answer one chat request and record it; raise `APIError` for anything that is not a completion."""
         check_chat(req)
         messages = to_template_messages(req.messages)
         if messages[-1]["role"] == "assistant":
@@ -129,7 +131,7 @@ class ProxyCore:
             plan.traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason, message=reply)
         except (TokenizationError, ValueError) as exc:
             sess.record_error("tokenization", exc, 502)
-            raise ProxyError(502, f"the engine's output cannot be recorded: {exc}", code="invalid_engine_output") from None
+            raise APIError(502, f"the engine's output cannot be recorded: {exc}", code="invalid_engine_output") from None
         return sess.record(plan, prompt_len=len(prompt), completion_ids=list(gen.completion_ids),
                            logprobs=list(gen.logprobs), finish_reason=gen.finish_reason, reply=reply,
                            parse_errors=parse_errors, warnings=warnings, generate_s=generate_s, sampling=sampling)

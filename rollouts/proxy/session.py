@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollgym.rollouts.records import Rollout, RolloutError, Turn
+from rollgym.rollouts.records import ErrorRecord, Rollout, Turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 
 from .matching import explain_mismatch, message_key, reply_difference
@@ -236,7 +236,7 @@ class ProxySession:
         kind = "Error" if isinstance(exc, str) else type(exc).__name__
         return Rollout(task_id=str(self.metadata.get("task_id", "")), stop_reason="error", engine=self.engine_name,
                        model=self.model, token_exact=self.token_exact, meta={"proxy_session": self.id},
-                       error=RolloutError(category=category, type=kind, message=text[:2000]))
+                       error=ErrorRecord(category=category, type=kind, message=text[:2000]))
 
     def to_json(self) -> dict[str, Any]:
         """The management API's view: calls (ids, logprobs, messages), segments with reasons, errors."""

@@ -8,9 +8,10 @@ from collections import OrderedDict
 
 from pydantic import BaseModel, Field
 
+from rollgym.rollouts.limits import DEFAULT_MAX_TOKENS_PER_TURN
 from rollgym.tokenization import ChatTokenizer
 
-from .errors import ProxyError
+from .errors import APIError
 from .session import ProxySession, new_session_id
 
 
@@ -21,7 +22,7 @@ class ProxySettings(BaseModel):
     max_body_bytes: int = Field(8 * 2**20, ge=1024, description="larger request bodies get a 413")
     idle_timeout_s: float = Field(3600.0, gt=0, description="sessions unused this long are dropped")
     max_sessions: int = Field(10_000, ge=1, description="live sessions at most (creating more is a 429)")
-    default_max_tokens: int = Field(1024, ge=1, description="max_tokens when the request gives none")
+    default_max_tokens: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="max_tokens when the request gives none")
     keep_states: int = Field(8, ge=1, description="calls per session that keep their token state for matching")
     model_name: str = Field("", description="the id /models reports (default: the engine's model)")
 
@@ -41,9 +42,9 @@ class SessionStore:
         with self._lock:
             sid = session_id or new_session_id()
             if sid in self._sessions:
-                raise ProxyError(409, f"session {sid!r} already exists", param="session_id", code="session_exists")
+                raise APIError(409, f"session {sid!r} already exists", param="session_id", code="session_exists")
             if len(self._sessions) >= self.settings.max_sessions:
-                raise ProxyError(429, f"too many live sessions ({self.settings.max_sessions}); close some first",
+                raise APIError(429, f"too many live sessions ({self.settings.max_sessions}); close some first",
                                  code="too_many_sessions")
             sess = ProxySession(sid, tokenizer, base_url=f"{base_url}/sessions/{sid}/v1" if base_url else "",
                                 api_key=self.settings.api_key, keep_states=self.settings.keep_states, **kwargs)
@@ -58,7 +59,7 @@ class SessionStore:
             if sess is None:
                 why = self._expired.get(session_id)
                 detail = f" ({why})" if why else "; create one with POST /sessions"
-                raise ProxyError(404, f"no session {session_id!r}{detail}", param="session_id", code="session_not_found")
+                raise APIError(404, f"no session {session_id!r}{detail}", param="session_id", code="session_not_found")
             sess.last_used = time.monotonic()
             return sess
 

@@ -1,4 +1,4 @@
-"""Fixtures for rollgym.envs tests: the base image and shared sandboxes (the Docker engine fixture is in
+"""Fixtures for rollgym.envs tests: shared sandboxes (the Docker engine and base image fixtures are in
 tests/conftest.py)."""
 
 from __future__ import annotations
@@ -8,13 +8,6 @@ import os
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-@pytest.fixture(scope="session")
-def base_image(docker_engine) -> str:
-    from rollgym.envs.sandbox import bootstrap_base_image
-
-    return bootstrap_base_image(log=lambda msg: print(msg))
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from rollgym.rollouts.engines import SamplingParams
 from rollgym.rollouts.engines.scripted import ScriptedEngine
 from rollgym.rollouts.generate import generate_to_dir
 from rollgym.rollouts.output import RolloutWriter, pass_at_k, read_rollouts
+from rollgym.rollouts.policy import Policy
 
 TASKS = CalculatorEnv.default_tasks(4)
 
@@ -39,7 +40,7 @@ def solver(tool_tok, say, wrong_every: int = 0):
 async def test_groups_concurrency_and_order(tool_tok, say):
     engine = ScriptedEngine(solver(tool_tok, say), delay_s=0.01)
     seen = []
-    rollouts = await run_rollouts("rollgym/Calculator-v0", TASKS, engine, tool_tok, n=3, concurrency=5,
+    rollouts = await run_rollouts("rollgym/Calculator-v0", TASKS, Policy(engine=engine, tokenizer=tool_tok), n=3, concurrency=5,
                                   sampling=SamplingParams(seed=7), on_result=seen.append)
     assert len(rollouts) == len(seen) == 12
     assert [(r.task_id, r.sample_index) for r in rollouts] == [(t["task_id"], s) for t in TASKS for s in range(3)]
@@ -57,7 +58,7 @@ async def test_one_failing_rollout_does_not_take_down_the_batch(tool_tok, say):
             raise RuntimeError("sandbox quota exceeded")
         return CalculatorEnv()
 
-    rollouts = await run_rollouts(factory, TASKS[:2], ScriptedEngine(solver(tool_tok, say)), tool_tok, n=2, concurrency=1)
+    rollouts = await run_rollouts(factory, TASKS[:2], Policy(engine=ScriptedEngine(solver(tool_tok, say)), tokenizer=tool_tok), n=2, concurrency=1)
     assert len(rollouts) == 4
     assert sum(r.error is not None for r in rollouts) == 1
     bad = next(r for r in rollouts if r.error)
@@ -66,8 +67,8 @@ async def test_one_failing_rollout_does_not_take_down_the_batch(tool_tok, say):
 
 async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_path):
     out = tmp_path / "run"
-    summary = await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS[:2], engine=ScriptedEngine(solver(tool_tok, say, 2)),
-                                    tokenizer=tool_tok, out=out, n=2, concurrency=2)
+    summary = await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS[:2], policy=Policy(engine=ScriptedEngine(solver(tool_tok, say, 2)), tokenizer=tool_tok),
+                                    out=out, n=2, concurrency=2)
     lines = (out / "rollouts.jsonl").read_text().splitlines()
     assert len(lines) == 4 and all(json.loads(line)["schema_version"] == 1 for line in lines)
     assert summary["rollouts"] == 4 and summary["reward_mean"] == 0.5
@@ -75,11 +76,11 @@ async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_pa
     assert json.loads((out / "summary.json").read_text())["rollouts"] == 4
     # Resume with more tasks: only the missing (task, sample) pairs run.
     engine = ScriptedEngine(solver(tool_tok, say))
-    await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, engine=engine, tokenizer=tool_tok, out=out, n=2, resume=True)
+    await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, policy=Policy(engine=engine, tokenizer=tool_tok), out=out, n=2, resume=True)
     keys = [r.key for r in read_rollouts(out / "rollouts.jsonl")]
     assert len(keys) == len(set(keys)) == 8 and engine.calls == 4
     with pytest.raises(FileExistsError, match="--resume"):
-        await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, engine=engine, tokenizer=tool_tok, out=out, n=2)
+        await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, policy=Policy(engine=engine, tokenizer=tool_tok), out=out, n=2)
     # The output loads with datasets, and exports to Parquet with TRL's columns.
     from datasets import load_dataset
 

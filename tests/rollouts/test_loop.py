@@ -9,20 +9,21 @@ import pytest
 from rollgym.envs import make
 from rollgym.rollouts.engines import EngineError, SamplingParams
 from rollgym.rollouts.engines.scripted import ScriptedEngine
-from rollgym.rollouts.limits import RolloutLimits
+from rollgym.rollouts.limits import Limits
 from rollgym.rollouts.loop import run_rollout
+from rollgym.rollouts.policy import Policy
 
 TASK = {"task_id": "calc-1", "question": "What is (2 + 3) * 4?", "answer": 20}
 
 
 def calc():
-    return make("rollgym/Calculator-v0")
+    return make("rollgym/Calculator-v0").unwrapped
 
 
 async def test_scripted_episode_is_token_exact_and_rewarded(tool_tok, say):
     script = [say.call("add", a=2, b=3), say.call("multiply", a=5, b=4), say.call("submit", answer=20)]
     engine = ScriptedEngine(script)
-    r = await run_rollout(calc(), engine, tool_tok, TASK, env_id="rollgym/Calculator-v0", group_id="g", sample_index=3)
+    r = await run_rollout(calc(), Policy(engine=engine, tokenizer=tool_tok), TASK, env_id="rollgym/Calculator-v0", group_id="g", sample_index=3)
     assert r.error is None and r.stop_reason == "env_terminated"
     assert r.reward == 1.0 and r.reward_components["correct"] == 1.0
     assert [t.tool_calls[0].name for t in r.turns] == ["add", "multiply", "submit"]
@@ -45,7 +46,7 @@ async def test_scripted_episode_is_token_exact_and_rewarded(tool_tok, say):
 
 async def test_malformed_call_is_shown_to_the_model_and_the_loop_goes_on(tool_tok, say):
     bad = tool_tok.encode('<tool_call>\n{"name": "add", "arguments": {"a": 2 "b": 3}}\n</tool_call>') + [tool_tok.end_of_turn_id]
-    r = await run_rollout(calc(), ScriptedEngine([bad, say.call("add", a="two", b=3), say.call("submit", answer=20)]), tool_tok, TASK)
+    r = await run_rollout(calc(), Policy(engine=ScriptedEngine([bad, say.call("add", a="two", b=3), say.call("submit", answer=20)]), tokenizer=tool_tok), TASK)
     assert r.stop_reason == "env_terminated" and r.reward == 1.0
     first, second = r.turns[0], r.turns[1]
     assert first.parse_errors and "not valid JSON" in first.env_messages[0]["content"]
@@ -54,13 +55,13 @@ async def test_malformed_call_is_shown_to_the_model_and_the_loop_goes_on(tool_to
 
 
 async def test_text_answer_stops_with_no_tool_call(tool_tok, say):
-    r = await run_rollout(calc(), ScriptedEngine([say.text("The answer is 20.")]), tool_tok, TASK)
+    r = await run_rollout(calc(), Policy(engine=ScriptedEngine([say.text("The answer is 20.")]), tokenizer=tool_tok), TASK)
     assert r.stop_reason == "no_tool_call" and r.reward == 1.0 and r.error is None
 
 
 async def test_max_turns_then_final_reward(tool_tok, say):
     engine = ScriptedEngine(lambda prompt, s: say.call("add", a=1, b=1))
-    r = await run_rollout(calc(), engine, tool_tok, TASK, limits=RolloutLimits(max_turns=3))
+    r = await run_rollout(calc(), Policy(engine=engine, tokenizer=tool_tok), TASK, limits=Limits(max_turns=3))
     assert r.stop_reason == "max_turns" and r.truncated and len(r.turns) == 3
     assert r.reward == 0.0 and r.reward_components == {"correct": 0.0, "submitted": 0.0}
     assert r.token_view()["env_mask"][-1] == 1  # ends on the model's own end-of-turn token
@@ -68,36 +69,36 @@ async def test_max_turns_then_final_reward(tool_tok, say):
 
 async def test_env_truncation(tool_tok, say):
     env = make("rollgym/Calculator-v0", max_turns=2)
-    r = await run_rollout(env, ScriptedEngine(lambda p, s: say.call("add", a=1, b=1)), tool_tok, TASK)
+    r = await run_rollout(env, Policy(engine=ScriptedEngine(lambda p, s: say.call("add", a=1, b=1)), tokenizer=tool_tok), TASK)
     assert r.stop_reason == "env_truncated" and len(r.turns) == 2 and r.truncated
 
 
 async def test_context_limit_never_sends_a_prompt_that_cannot_fit(tool_tok, say):
     engine = ScriptedEngine(lambda p, s: say.call("add", a=1, b=1))
-    first = await run_rollout(calc(), ScriptedEngine([say.call("add", a=1, b=1)]), tool_tok, TASK, limits=RolloutLimits(max_turns=1))
+    first = await run_rollout(calc(), Policy(engine=ScriptedEngine([say.call("add", a=1, b=1)]), tokenizer=tool_tok), TASK, limits=Limits(max_turns=1))
     limit = first.turns[0].prompt_len + 60
-    r = await run_rollout(calc(), engine, tool_tok, TASK, limits=RolloutLimits(max_model_len=limit))
+    r = await run_rollout(calc(), Policy(engine=engine, tokenizer=tool_tok), TASK, limits=Limits(max_model_len=limit))
     assert r.stop_reason == "context_limit" and r.truncated
     assert all(t.prompt_len + len(t.completion_ids) <= limit for t in r.turns)
 
 
 async def test_token_budget(tool_tok, say):
     call = say.call("add", a=1, b=1)
-    r = await run_rollout(calc(), ScriptedEngine(lambda p, s: call), tool_tok, TASK,
-                          limits=RolloutLimits(max_total_tokens=2 * len(call)))
+    r = await run_rollout(calc(), Policy(engine=ScriptedEngine(lambda p, s: call), tokenizer=tool_tok), TASK,
+                          limits=Limits(max_total_tokens=2 * len(call)))
     assert r.stop_reason == "token_budget" and sum(len(t.completion_ids) for t in r.turns) == 2 * len(call)
 
 
 async def test_truncated_completion_ends_the_rollout(tool_tok, say):
-    r = await run_rollout(calc(), ScriptedEngine([say.text("a long answer " * 20)]), tool_tok, TASK,
-                          limits=RolloutLimits(max_tokens_per_turn=5))
+    r = await run_rollout(calc(), Policy(engine=ScriptedEngine([say.text("a long answer " * 20)]), tokenizer=tool_tok), TASK,
+                          limits=Limits(max_tokens_per_turn=5))
     assert r.stop_reason == "truncated_completion" and r.truncated and len(r.turns[0].completion_ids) == 5
     assert r.turns[0].finish_reason == "length"
 
 
 async def test_timeout_is_recorded_and_env_scored(tool_tok, say):
     engine = ScriptedEngine(lambda p, s: say.call("add", a=1, b=1), delay_s=0.2)
-    r = await run_rollout(calc(), engine, tool_tok, TASK, limits=RolloutLimits(timeout_s=0.5))
+    r = await run_rollout(calc(), Policy(engine=engine, tokenizer=tool_tok), TASK, limits=Limits(timeout_s=0.5))
     assert r.stop_reason == "timeout" and r.error.category == "timeout" and "0.5s" in r.error.message
 
 
@@ -132,12 +133,12 @@ class _EnvThatBreaks:
 @pytest.mark.parametrize("case,category", [("engine", "engine"), ("tokenization", "tokenization"),
                                            ("environment", "environment"), ("sandbox", "sandbox")])
 async def test_error_categories_are_data_and_env_is_closed(tool_tok, say, case, category):
-    from rollgym.envs.sandbox.models import SandboxDeadError
+    from rollgym.envs.sandbox import SandboxDeadError
 
     env = _EnvThatBreaks(KeyError("tool table corrupted") if case == "environment" else SandboxDeadError("container gone"))
     engine = {"engine": _BrokenEngine([]), "tokenization": _OutOfVocab([say.call("add", a=1, b=1)])}.get(
         case, ScriptedEngine([say.call("add", a=1, b=1)]))
-    r = await run_rollout(env, engine, tool_tok, TASK)
+    r = await run_rollout(env, Policy(engine=engine, tokenizer=tool_tok), TASK)
     assert r.stop_reason == "error" and r.error.category == category and r.error.message
     assert env.closed
 
@@ -167,8 +168,8 @@ async def test_a_non_finite_reward_is_an_environment_error_not_a_poisoned_group(
     from rollgym.rollouts.records import Rollout
 
     env = _EnvThatReplies(reward=reward, components=components, terminated=True)
-    r = await run_rollout(env, ScriptedEngine([say.call("add", a=1, b=1)]), tool_tok, TASK)
-    assert r.stop_reason == "error" and r.error.category == "environment" and r.error.type == "InvalidReward"
+    r = await run_rollout(env, Policy(engine=ScriptedEngine([say.call("add", a=1, b=1)]), tokenizer=tool_tok), TASK)
+    assert r.stop_reason == "error" and r.error.category == "environment" and r.error.type == "InvalidRewardError"
     assert where in r.error.message and r.reward == 0.0 and len(r.turns) == 1  # the sampled turn is kept
     assert Rollout.model_validate_json(r.model_dump_json()) == r  # and it survives the JSONL round trip
 
@@ -180,8 +181,8 @@ async def test_a_non_finite_final_reward_is_an_environment_error(tool_tok, say):
         return float("nan"), {}
 
     env.compute_reward = nan_reward
-    r = await run_rollout(env, ScriptedEngine(lambda p, s: say.call("add", a=1, b=1)), tool_tok, TASK,
-                          limits=RolloutLimits(max_turns=2))
+    r = await run_rollout(env, Policy(engine=ScriptedEngine(lambda p, s: say.call("add", a=1, b=1)), tokenizer=tool_tok), TASK,
+                          limits=Limits(max_turns=2))
     assert r.stop_reason == "max_turns" and r.error.category == "environment" and "nan" in r.error.message
     assert r.reward == 0.0 and len(r.turns) == 2
 
@@ -190,15 +191,15 @@ async def test_a_non_finite_final_reward_is_an_environment_error(tool_tok, say):
                                             ([{"role": "assistant", "content": "x"}], "message 0"),
                                             ([{"role": "tool", "content": "3"}], "tool_call_id")])
 async def test_an_invalid_reply_is_an_environment_error(tool_tok, say, reply, problem):
-    r = await run_rollout(_EnvThatReplies(reply=reply), ScriptedEngine([say.call("add", a=1, b=1)]), tool_tok, TASK)
-    assert r.stop_reason == "error" and r.error.category == "environment" and r.error.type == "InvalidReply"
+    r = await run_rollout(_EnvThatReplies(reply=reply), Policy(engine=ScriptedEngine([say.call("add", a=1, b=1)]), tokenizer=tool_tok), TASK)
+    assert r.stop_reason == "error" and r.error.category == "environment" and r.error.type == "InvalidReplyError"
     assert problem in r.error.message and len(r.turns) == 1 and r.turns[0].completion_ids
 
 
 async def test_cancellation_releases_the_environment(tool_tok, say):
     env = _EnvThatBreaks(None)
     env.astep = lambda action: asyncio.sleep(10)
-    task = asyncio.create_task(run_rollout(env, ScriptedEngine([say.call("add", a=1, b=1)]), tool_tok, TASK))
+    task = asyncio.create_task(run_rollout(env, Policy(engine=ScriptedEngine([say.call("add", a=1, b=1)]), tokenizer=tool_tok), TASK))
     await asyncio.sleep(0.2)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -212,8 +213,8 @@ async def test_real_default_model_short_episode(tool_tok):
 
     engine = TransformersEngine("smollm2-135m")
     try:
-        r = await run_rollout(calc(), engine, tool_tok, TASK, sampling=SamplingParams(temperature=0.7, seed=1),
-                              limits=RolloutLimits(max_turns=2, max_tokens_per_turn=48))
+        r = await run_rollout(calc(), Policy(engine=engine, tokenizer=tool_tok), TASK, sampling=SamplingParams(temperature=0.7, seed=1),
+                              limits=Limits(max_turns=2, max_tokens_per_turn=48))
     finally:
         await engine.aclose()
     assert r.error is None, r.error

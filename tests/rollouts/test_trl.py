@@ -11,6 +11,8 @@ import pytest
 from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.rollouts.engines.scripted import ScriptedEngine
 from rollgym.rollouts.trl import component_reward, env_reward, make_rollout_func, task_from_prompt, to_trl_columns
+from rollgym.rollouts.limits import Limits
+from rollgym.rollouts.policy import Policy
 
 
 def test_columns_follow_trl_contract(tool_tok, say):
@@ -20,7 +22,7 @@ def test_columns_follow_trl_contract(tool_tok, say):
 
     tasks = CalculatorEnv.default_tasks(2)
     engine = ScriptedEngine([say.call("submit", answer=tasks[0]["answer"]), say.text("no idea")])
-    rollouts = asyncio.run(run_rollouts("rollgym/Calculator-v0", tasks, engine, tool_tok, n=1, concurrency=1))
+    rollouts = asyncio.run(run_rollouts("rollgym/Calculator-v0", tasks, Policy(engine=engine, tokenizer=tool_tok), n=1, concurrency=1))
     cols = to_trl_columns(rollouts, pad_id=0)
     assert {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "reward_correct", "rollgym_turns"} <= set(cols)
     assert all(len(v) == 2 for v in cols.values())
@@ -49,7 +51,7 @@ def test_grpo_trainer_trains_two_steps_through_rollgym(tmp_path):
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     tasks = CalculatorEnv.default_tasks(2)
     dataset = Dataset.from_list([{"prompt": json.dumps(t)} for t in tasks])
-    rollout_func = make_rollout_func("rollgym/Calculator-v0", max_turns=1, max_tokens_per_turn=16)
+    rollout_func = make_rollout_func("rollgym/Calculator-v0", limits=Limits(max_turns=1, max_tokens_per_turn=16))
 
     def confidence(completions, rollgym_logprob_mean, **kwargs):
         """A rollgym metric column as a reward: it differs between samples, so GRPO has a gradient."""

@@ -17,9 +17,11 @@ import pytest
 from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.envs.core import tool
 from rollgym.rollouts.batch import run_rollouts
+from rollgym.rollouts.engines import UnknownEngineError
 from rollgym.rollouts.engines.scripted import ScriptedEngine
-from rollgym.rollouts.limits import RolloutLimits
+from rollgym.rollouts.limits import Limits
 from rollgym.rollouts.workers import WorkerStartError, split_slots
+from rollgym.rollouts.policy import Policy
 
 TASKS = CalculatorEnv.default_tasks(6)
 
@@ -116,7 +118,7 @@ class OddArgsEnv(PidEnv):
 
     async def astep(self, action):
         reply, reward, terminated, truncated, info = await super().astep(action)
-        info["tool_calls"] = [dict(call, arguments=dict(self.odd)) for call in info["tool_calls"]]
+        info["tool_calls"] = [call.model_copy(update={"arguments": dict(self.odd)}) for call in info["tool_calls"]]
         return reply, reward, terminated, truncated, info
 
 
@@ -134,8 +136,8 @@ def token_views(rollouts):
 
 async def test_workers_give_the_same_rollouts_as_one_process(tool_tok):
     seen = []
-    one = await run_rollouts("rollgym/Calculator-v0", TASKS, ScriptedEngine(Solver(tool_tok)), tool_tok, n=2, concurrency=4)
-    two = await run_rollouts("rollgym/Calculator-v0", TASKS, ScriptedEngine(Solver(tool_tok)), tool_tok, n=2, concurrency=4,
+    one = await run_rollouts("rollgym/Calculator-v0", TASKS, Policy(engine=ScriptedEngine(Solver(tool_tok)), tokenizer=tool_tok), n=2, concurrency=4)
+    two = await run_rollouts("rollgym/Calculator-v0", TASKS, Policy(engine=ScriptedEngine(Solver(tool_tok)), tokenizer=tool_tok), n=2, concurrency=4,
                              workers=2, on_result=seen.append)
     assert len(two) == len(seen) == 12 and all(r.error is None for r in two)
     assert all(r.reward == 1.0 and len(r.turns) == 2 for r in two)
@@ -149,7 +151,7 @@ async def test_a_dead_worker_loses_only_what_it_held(tool_tok):
     # and 5, never handed to B, run on A.
     engine = ScriptedEngine(Solver(tool_tok, die_on=TASKS[1]["question"]))
     seen = []
-    rollouts = await run_rollouts("rollgym/Calculator-v0", TASKS, engine, tool_tok, n=1, concurrency=2, workers=2,
+    rollouts = await run_rollouts("rollgym/Calculator-v0", TASKS, Policy(engine=engine, tokenizer=tool_tok), n=1, concurrency=2, workers=2,
                                   on_result=seen.append)
     assert [r.task_id for r in rollouts] == [t["task_id"] for t in TASKS]  # every job is accounted for
     assert len(seen) == 6
@@ -163,10 +165,14 @@ async def test_a_dead_worker_loses_only_what_it_held(tool_tok):
 
 
 async def test_a_worker_that_cannot_start_stops_the_run_with_its_traceback(tool_tok):
-    # Every worker builds its engine from the spec: a bad spec is a setup error, not rollouts written as errors.
+    # Every worker builds its engine from the policy's spec: a model that cannot load is a setup error,
+    # not rollouts written as errors. (A spec that names no engine fails before any worker starts.)
+    with pytest.raises(UnknownEngineError, match="no-such-engine"):
+        await run_rollouts("rollgym/Calculator-v0", TASKS[:3], "no-such-engine:x", workers=2)
     seen = []
-    with pytest.raises(WorkerStartError, match="no-such-engine"):
-        await run_rollouts("rollgym/Calculator-v0", TASKS[:3], "no-such-engine:x", tool_tok, workers=2, on_result=seen.append)
+    with pytest.raises(WorkerStartError, match="no-such-model-dir"):
+        await run_rollouts("rollgym/Calculator-v0", TASKS[:3], Policy("hf:/no-such-model-dir", tokenizer=tool_tok), workers=2,
+                           on_result=seen.append)
     assert seen == [] and not workers_alive()
 
 
@@ -176,8 +182,8 @@ def test_concurrency_is_shared_out_exactly():
 
 
 async def test_concurrency_one_means_one_environment_at_a_time(tool_tok):
-    rollouts = await run_rollouts(PidEnv, TASKS[:4], ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, n=1,
-                                  concurrency=1, workers=2, limits=RolloutLimits(max_turns=1))
+    rollouts = await run_rollouts(PidEnv, TASKS[:4], Policy(engine=ScriptedEngine(AlwaysCall(tool_tok, "pid")), tokenizer=tool_tok), n=1,
+                                  concurrency=1, workers=2, limits=Limits(max_turns=1))
     assert len({r.turns[0].env_messages[0]["content"] for r in rollouts}) == 1  # one worker process ran them all
 
 
@@ -188,8 +194,8 @@ def test_large_tasks_and_results_do_not_deadlock_the_pipes(tool_tok):
     out = {}
 
     def batch():
-        out["rollouts"] = asyncio.run(run_rollouts(BigEnv, big, ScriptedEngine(AlwaysCall(tool_tok, "big")), tool_tok, n=1,
-                                                   concurrency=8, workers=2, limits=RolloutLimits(max_turns=2)))
+        out["rollouts"] = asyncio.run(run_rollouts(BigEnv, big, Policy(engine=ScriptedEngine(AlwaysCall(tool_tok, "big")), tokenizer=tool_tok), n=1,
+                                                   concurrency=8, workers=2, limits=Limits(max_turns=2)))
 
     thread = threading.Thread(target=batch, daemon=True)
     thread.start()
@@ -203,10 +209,10 @@ def test_large_tasks_and_results_do_not_deadlock_the_pipes(tool_tok):
 async def test_odd_values_arrive_as_in_one_process_or_as_text(tool_tok):
     """Results cross the process boundary pickled, so a value JSON cannot hold arrives as itself; a
     rollout pickle cannot take arrives as its JSON line, with the value as text."""
-    run = dict(n=1, concurrency=2, workers=2, limits=RolloutLimits(max_turns=1))
-    kept = await run_rollouts(OddArgsEnv, TASKS[:2], ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, **run)
+    run = dict(n=1, concurrency=2, workers=2, limits=Limits(max_turns=1))
+    kept = await run_rollouts(OddArgsEnv, TASKS[:2], Policy(engine=ScriptedEngine(AlwaysCall(tool_tok, "pid")), tokenizer=tool_tok), **run)
     assert all(r.error is None and r.turns[0].tool_calls[0].arguments["when"] == {3, 4} for r in kept)
-    texts = await run_rollouts(UnpicklableArgsEnv, TASKS[:2], ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, **run)
+    texts = await run_rollouts(UnpicklableArgsEnv, TASKS[:2], Policy(engine=ScriptedEngine(AlwaysCall(tool_tok, "pid")), tokenizer=tool_tok), **run)
     assert all(r.error is None for r in texts)
     assert all(r.turns[0].tool_calls[0].arguments["when"].startswith("<unlocked _thread.lock") for r in texts)
 
@@ -231,14 +237,13 @@ async def test_an_on_result_that_raises_stops_the_run_and_every_worker(tool_tok)
         raise OSError("disk full")
 
     with pytest.raises(OSError, match="disk full"):
-        await run_rollouts("rollgym/Calculator-v0", TASKS, ScriptedEngine(Solver(tool_tok)), tool_tok, n=2, concurrency=4,
+        await run_rollouts("rollgym/Calculator-v0", TASKS, Policy(engine=ScriptedEngine(Solver(tool_tok)), tokenizer=tool_tok), n=2, concurrency=4,
                            workers=2, on_result=explode)
     assert not workers_alive()
 
 
 async def test_sigterm_to_a_worker_releases_its_environments(tool_tok, tmp_path):
-    batch = asyncio.create_task(run_rollouts(SlowEnvFactory(tmp_path), TASKS, ScriptedEngine(AlwaysCall(tool_tok, "wait")),
-                                             tool_tok, n=2, concurrency=4, workers=2, limits=RolloutLimits(max_turns=4)))
+    batch = asyncio.create_task(run_rollouts(SlowEnvFactory(tmp_path), TASKS, Policy(engine=ScriptedEngine(AlwaysCall(tool_tok, "wait")), tokenizer=tool_tok), n=2, concurrency=4, workers=2, limits=Limits(max_turns=4)))
     for _ in range(200):  # until both workers have environments up
         await asyncio.sleep(0.05)
         if len({p.name.rsplit("-", 1)[1] for p in tmp_path.glob("setup-*")}) == 2:
@@ -260,8 +265,8 @@ async def test_jobs_go_to_whichever_worker_is_free(tool_tok, tmp_path):
     # (task 2); every later job goes to the free worker, where round-robin shards would have put task 4
     # behind the slow one.
     slow = [dict(TASKS[0], slow=True)] + TASKS[1:]
-    rollouts = await run_rollouts(PidEnv, slow, ScriptedEngine(AlwaysCall(tool_tok, "pid")), tool_tok, n=1,
-                                  concurrency=2, workers=2, limits=RolloutLimits(max_turns=5))
+    rollouts = await run_rollouts(PidEnv, slow, Policy(engine=ScriptedEngine(AlwaysCall(tool_tok, "pid")), tokenizer=tool_tok), n=1,
+                                  concurrency=2, workers=2, limits=Limits(max_turns=5))
     pids = [r.turns[0].env_messages[0]["content"] for r in rollouts]
     assert all(r.error is None for r in rollouts)
     assert len(set(pids)) == 2
@@ -270,8 +275,8 @@ async def test_jobs_go_to_whichever_worker_is_free(tool_tok, tmp_path):
 
 async def test_cancelling_stops_every_worker_and_releases_every_environment(tool_tok, tmp_path):
     seen = []
-    batch = asyncio.create_task(run_rollouts(SlowEnvFactory(tmp_path), TASKS, ScriptedEngine(AlwaysCall(tool_tok, "wait")), tool_tok,
-                                             n=2, concurrency=4, workers=2, limits=RolloutLimits(max_turns=20),
+    batch = asyncio.create_task(run_rollouts(SlowEnvFactory(tmp_path), TASKS, Policy(engine=ScriptedEngine(AlwaysCall(tool_tok, "wait")), tokenizer=tool_tok),
+                                             n=2, concurrency=4, workers=2, limits=Limits(max_turns=20),
                                              on_result=seen.append))
     for _ in range(200):  # until every worker has environments up
         await asyncio.sleep(0.05)
@@ -291,4 +296,4 @@ def test_workers_need_what_can_cross_a_process_boundary(tool_tok):
     engine = ScriptedEngine(lambda prompt, sampling: [])  # a lambda cannot be pickled
 
     with pytest.raises(Exception, match="pickle|lambda"):
-        asyncio.run(run_rollouts("rollgym/Calculator-v0", TASKS[:2], engine, tool_tok, workers=2))
+        asyncio.run(run_rollouts("rollgym/Calculator-v0", TASKS[:2], Policy(engine=engine, tokenizer=tool_tok), workers=2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import ParsedToolCalls, ToolCallParseError, ToolCallParser
+from ..errors import InvalidInputError
 from .glm import GLMParser
 from .hermes import HermesParser
 from .llama_json import LlamaJSONParser
@@ -35,7 +36,7 @@ def make_parser(name: str) -> ToolCallParser:
     try:
         return PARSERS[name]()
     except KeyError:
-        raise ValueError(f"unknown tool-call parser {name!r}; known: {', '.join(sorted(PARSERS))}") from None
+        raise InvalidInputError(f"unknown tool-call parser {name!r}; known: {', '.join(sorted(PARSERS))}") from None
 
 
 __all__ = ["PARSERS", "ParsedToolCalls", "ToolCallParseError", "ToolCallParser", "detect_parser", "make_parser", "split_reasoning"]

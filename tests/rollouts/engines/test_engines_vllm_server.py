@@ -12,7 +12,7 @@ import asyncio
 import socket
 
 import pytest
-from rollgym.rollouts.engines.base import Engine, SamplingParams, Timings
+from rollgym.rollouts.engines.base import Engine, SamplingParams, GenerationTimings
 from rollgym.rollouts.engines.errors import (
     BadRequestError,
     ContextOverflowError,
@@ -212,7 +212,7 @@ def test_parse_response_without_token_ids_explains_the_version_need():
     eng = VLLMServerEngine("http://127.0.0.1:9/v1", MODEL, max_model_len=64)
     raw = {"model": MODEL, "choices": [{"index": 0, "text": "hi", "finish_reason": "length", "logprobs": {"token_logprobs": [-1.0]}}]}
     with pytest.raises(InvalidOutputError, match="return_token_ids"):
-        eng.parse_response(raw, PROMPT, SamplingParams(max_tokens=1), Timings())
+        eng.parse_response(raw, PROMPT, SamplingParams(max_tokens=1), GenerationTimings())
 
 
 async def test_without_a_model_name_the_served_model_is_discovered(standin, control):

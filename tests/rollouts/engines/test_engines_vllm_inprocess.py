@@ -11,7 +11,7 @@ import importlib.util
 from dataclasses import dataclass, field
 
 import pytest
-from rollgym.rollouts.engines.base import SamplingParams, Timings
+from rollgym.rollouts.engines.base import SamplingParams, GenerationTimings
 from rollgym.rollouts.engines.errors import EngineUnavailableError, InvalidOutputError, ServerError
 from rollgym.rollouts.engines.vllm_inprocess import VLLMEngine, generation_from_output, sampling_kwargs
 
@@ -72,25 +72,25 @@ def test_engine_args_force_processed_logprobs():
 
 
 def test_output_conversion_reads_ids_logprobs_and_stop():
-    gen = generation_from_output(_output([5, 6, 7], [-0.1, -0.2, -0.3], "stop", 7), PROMPT, SamplingParams(max_tokens=5), model="m", timings=Timings())
+    gen = generation_from_output(_output([5, 6, 7], [-0.1, -0.2, -0.3], "stop", 7), PROMPT, SamplingParams(max_tokens=5), model="m", timings=GenerationTimings())
     assert gen.completion_ids == [5, 6, 7] and gen.logprobs == [-0.1, -0.2, -0.3]
     assert gen.finish_reason == "stop" and gen.stop_token_id == 7 and gen.engine == "vllm" and gen.prompt_len == 3
-    eos = generation_from_output(_output([5, 2], [-0.1, -0.2], "stop", None), PROMPT, SamplingParams(max_tokens=5), model="m", timings=Timings())
+    eos = generation_from_output(_output([5, 2], [-0.1, -0.2], "stop", None), PROMPT, SamplingParams(max_tokens=5), model="m", timings=GenerationTimings())
     assert eos.stop_token_id == 2  # EOS: vLLM's stop_reason is None, the id is the last token
 
 
 def test_output_conversion_rejects_bad_output():
     sampling = SamplingParams(max_tokens=5)
     with pytest.raises(InvalidOutputError, match="not a finite number"):
-        generation_from_output(_output([5, 6], [-0.1, float("nan")]), PROMPT, sampling, model="m", timings=Timings())
+        generation_from_output(_output([5, 6], [-0.1, float("nan")]), PROMPT, sampling, model="m", timings=GenerationTimings())
     bad = _output([5, 6], [-0.1, -0.2])
     bad.outputs[0].logprobs = bad.outputs[0].logprobs[:1]
     with pytest.raises(InvalidOutputError, match="pair one to one"):
-        generation_from_output(bad, PROMPT, sampling, model="m", timings=Timings())
+        generation_from_output(bad, PROMPT, sampling, model="m", timings=GenerationTimings())
     with pytest.raises(InvalidOutputError, match="echoed differs"):
-        generation_from_output(_output([5], [-0.1], prompt=[1, 2, 4]), PROMPT, sampling, model="m", timings=Timings())
+        generation_from_output(_output([5], [-0.1], prompt=[1, 2, 4]), PROMPT, sampling, model="m", timings=GenerationTimings())
     with pytest.raises(ServerError):
-        generation_from_output(_output([5], [-0.1], "error"), PROMPT, sampling, model="m", timings=Timings())
+        generation_from_output(_output([5], [-0.1], "error"), PROMPT, sampling, model="m", timings=GenerationTimings())
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")

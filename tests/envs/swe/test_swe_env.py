@@ -10,6 +10,7 @@ import gymnasium
 import pytest
 
 import rollgym.envs  # noqa: F401 - registers rollgym/SWE-v0
+from rollgym.envs.sandbox import SandboxDeadError
 from rollgym.envs.swe import load_bundled_tasks
 
 pytestmark = pytest.mark.docker
@@ -113,7 +114,7 @@ def test_sandbox_killed_mid_episode_ends_it_with_a_clear_error(env, task_row):
     obs, reward, term, trunc, info = env.step(act(call("bash", {"command": "ls"})))
     assert time.monotonic() - start < 60
     assert obs[0]["content"].startswith("Error: the environment failed") and "no longer running" in obs[0]["content"]
-    assert term and reward == 0.0 and "SandboxDeadError" in info["error"]
+    assert term and reward == 0.0 and isinstance(info["error"], SandboxDeadError)
     assert info["reward_components"]["infra_failure"] == 1.0 and info["grade"]["status"] == "infra_error"
 
 

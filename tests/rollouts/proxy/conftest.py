@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import pytest
+from rollgym.rollouts.policy import Policy
 
 TOOLS = [{"type": "function", "function": {
     "name": "add", "description": "Add two integers.",
@@ -59,7 +60,7 @@ def scripted_proxy(ptok):
 
     def make(script, **settings):
         spy = SpyEngine(ScriptedEngine(script))
-        proxy = RecordingProxy(spy, ptok, settings=ProxySettings(**settings))
+        proxy = RecordingProxy(Policy(engine=spy, tokenizer=ptok), settings=ProxySettings(**settings))
         stack.enter_context(proxy.in_thread())
         return proxy, spy
 
@@ -74,6 +75,6 @@ def real_proxy(ptok):
     from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
     spy = SpyEngine(TransformersEngine("smollm2-135m"))
-    proxy = RecordingProxy(spy, ptok, settings=ProxySettings(default_max_tokens=40))
+    proxy = RecordingProxy(Policy(engine=spy, tokenizer=ptok), settings=ProxySettings(default_max_tokens=40))
     with proxy.in_thread():
         yield proxy, spy

@@ -80,7 +80,7 @@ async def test_plain_function_tools_async_tools_and_parallel_calls():
                                            "tool_calls": [call("search", {"query": "x", "limit": 2}, 1), call("boom", {}, 2)]})
     assert obs[0]["content"] == '["x:0", "x:1"]'
     assert obs[1]["content"] == "Error: tool 'boom' failed: RuntimeError: kaput"
-    assert step_info["tool_calls"][1]["error_kind"] == "tool_error"
+    assert step_info["tool_calls"][1].error_kind == "tool_error"
 
 
 async def test_a_tool_call_with_no_arguments_field_and_odd_ids():

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from rollgym.rollouts.engines.scripted import ScriptedEngine
-from rollgym.rollouts.limits import RolloutLimits
+from rollgym.rollouts.limits import Limits
 from rollgym.rollouts.loop import run_rollout
+from rollgym.rollouts.policy import Policy
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +30,8 @@ def test_scripted_fix_resolves_a_bundled_task_end_to_end(tool_tok, say, swe_task
     fix = f"cd {swe_task.workdir} && git apply <<'PATCH'\n{swe_task.patch}PATCH\n"
     script = [say.call("bash", command="git status --short && ls"), say.call("bash", command=fix), say.call("submit")]
     env = make("rollgym/SWE-v0")
-    rollout = asyncio.run(run_rollout(env, ScriptedEngine(script), tool_tok, swe_task.model_dump(mode="json"),
-                                      env_id="rollgym/SWE-v0", limits=RolloutLimits(max_turns=5, max_model_len=8192)))
+    rollout = asyncio.run(run_rollout(env, Policy(engine=ScriptedEngine(script), tokenizer=tool_tok), swe_task.model_dump(mode="json"),
+                                      env_id="rollgym/SWE-v0", limits=Limits(max_turns=5, max_model_len=8192)))
     assert rollout.error is None, rollout.error
     assert rollout.stop_reason == "env_terminated"
     assert rollout.reward == 1.0 and rollout.reward_components["resolved"] == 1.0
@@ -45,8 +46,8 @@ def test_scripted_fix_resolves_a_bundled_task_end_to_end(tool_tok, say, swe_task
 def test_an_unfixed_submission_is_not_rewarded(tool_tok, say, swe_task):
     from rollgym.envs import make
 
-    rollout = asyncio.run(run_rollout(make("rollgym/SWE-v0"), ScriptedEngine([say.call("submit")]), tool_tok,
-                                      swe_task.model_dump(mode="json"), limits=RolloutLimits(max_model_len=8192)))
+    rollout = asyncio.run(run_rollout(make("rollgym/SWE-v0"), Policy(engine=ScriptedEngine([say.call("submit")]), tokenizer=tool_tok),
+                                      swe_task.model_dump(mode="json"), limits=Limits(max_model_len=8192)))
     assert rollout.error is None and rollout.reward == 0.0 and rollout.reward_components["resolved"] == 0.0
 
 
@@ -59,8 +60,8 @@ def test_cancelling_a_batch_releases_every_sandbox(tool_tok, say, swe_task):
     before = set(list_containers(run_id=RUN_ID))
 
     async def main():
-        job = asyncio.create_task(run_rollouts("rollgym/SWE-v0", [swe_task.model_dump(mode="json")], engine, tool_tok,
-                                               n=3, concurrency=3, limits=RolloutLimits(max_model_len=8192)))
+        job = asyncio.create_task(run_rollouts("rollgym/SWE-v0", [swe_task.model_dump(mode="json")], Policy(engine=engine, tokenizer=tool_tok),
+                                               n=3, concurrency=3, limits=Limits(max_model_len=8192)))
         for _ in range(600):  # wait until all three sandboxes run a command
             await asyncio.sleep(0.1)
             if len(set(list_containers(run_id=RUN_ID)) - before) >= 3 and engine.calls >= 3:

@@ -11,8 +11,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from rollgym.rollouts.policy import Policy
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aider" / "aider_agent.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "aider" / "aider_agent.py"
 
 
 def _example():
@@ -54,7 +55,7 @@ def test_aider_whole_file_edit_becomes_the_agent_diff(ptok, tmp_path):
     subprocess.run(["patch", "-p1"], cwd=fixed, input=task.patch.encode(), check=True, capture_output=True)
     source = (fixed / "inflection" / "__init__.py").read_text()
     reply = ptok.encode(f"inflection/__init__.py\n```python\n{source}```\n") + [ptok.end_of_turn_id]
-    proxy = RecordingProxy(ScriptedEngine(lambda prompt, sampling: reply), ptok,
+    proxy = RecordingProxy(Policy(engine=ScriptedEngine(lambda prompt, sampling: reply), tokenizer=ptok),
                            settings=ProxySettings(default_max_tokens=len(reply) + 8))
     with proxy.in_thread():
         sess = proxy.session()

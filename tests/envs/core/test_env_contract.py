@@ -16,7 +16,7 @@ import rollgym.envs
 from rollgym.envs import ChatMessageSpace, ChatMessagesSpace, UnknownEnvironmentError, make
 from rollgym.envs.builtin.calculator import CalculatorEnv
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def call(name: str, args, call_id: str = "c1") -> dict:
@@ -66,7 +66,7 @@ def test_same_seed_same_task_and_reward_is_deterministic():
     assert info1["question"] == info2["question"] and info1["task_id"] == info2["task_id"]
     env.close()
     code = ("import rollgym.envs; e = rollgym.envs.make('rollgym/Calculator-v0'); "
-            "print(e.reset(seed=3)[1]['task_id'], e.task['answer'])")
+            "print(e.reset(seed=3)[1]['task_id'], e.unwrapped.task['answer'])")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(s)}).stdout for s in (1, 2)}
     assert len(outs) == 1 and outs.pop().split()[0] == info1["task_id"]
@@ -82,7 +82,7 @@ def test_an_episode_with_correct_and_wrong_answers():
     assert all(m["role"] == "tool" and m["name"] for m in obs)
     assert (reward, term, trunc) == (0.0, False, False) and info["reward_components"] == {}
     rec = info["tool_calls"][0]
-    assert set(rec) >= {"id", "name", "arguments", "result", "failed", "duration_s"} and rec["failed"] is False
+    assert set(rec.model_dump()) >= {"id", "name", "arguments", "result", "failed", "duration_s"} and rec.failed is False
     obs, reward, term, trunc, info = env.step(assistant(call("submit", {"answer": 20})))
     assert term and not trunc and reward == 1.0
     assert info["reward_components"] == {"correct": 1.0, "submitted": 1.0}
@@ -110,7 +110,7 @@ def test_each_bad_tool_call_gets_an_explanatory_tool_message(bad_call, kind, nee
     obs, reward, term, trunc, info = env.step(assistant(bad_call))
     assert obs[0]["role"] == "tool" and obs[0]["tool_call_id"] == "c1"
     assert obs[0]["content"].startswith("Error:") and needle in obs[0]["content"]
-    assert info["tool_calls"][0]["failed"] and info["tool_calls"][0]["error_kind"] == kind
+    assert info["tool_calls"][0].failed and info["tool_calls"][0].error_kind == kind
     assert not term and not trunc
     env.close()
 
@@ -169,17 +169,11 @@ async def test_async_twins_run_concurrent_episodes():
         e.close()
 
 
-def test_example_env_runs_and_is_under_60_lines():
-    path = ROOT / "examples" / "guess_number_env.py"
-    assert len(path.read_text().splitlines()) < 60
-    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert "'solved': 1.0" in out.stdout
-
-
 def test_envs_imports_nothing_else_of_rollgym():
     code = ("import sys, rollgym.envs, rollgym.envs.swe, rollgym.envs.sandbox; "
             "bad = [m for m in sys.modules if m.startswith(('rollgym.tokenization', 'rollgym.rollouts'))]; "
+            "ours = {m for m in sys.modules if m.startswith('rollgym.') and not m.startswith('rollgym.envs')}; "
+            "assert ours <= {'rollgym.errors'}, ours; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     assert rollgym.envs.__name__ == "rollgym.envs"

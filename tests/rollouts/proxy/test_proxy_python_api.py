@@ -6,11 +6,12 @@ import openai
 
 from rollgym.rollouts.engines.scripted import ScriptedEngine
 from rollgym.rollouts.proxy import RecordingProxy
+from rollgym.rollouts.policy import Policy
 
 
 async def test_async_with_serves_on_the_running_loop(ptok, scripts, tools):
     engine = ScriptedEngine([scripts.call("add", a=1, b=1), scripts.text("2")])
-    async with RecordingProxy(engine, ptok, api_key="k") as proxy:
+    async with RecordingProxy(Policy(engine=engine, tokenizer=ptok), api_key="k") as proxy:
         sess = proxy.session(task_id="t")
         assert sess.base_url == f"{proxy.base_url}/sessions/{sess.id}/v1" and proxy.base_url.startswith("http://127.0.0.1:")
         client = openai.AsyncOpenAI(base_url=sess.base_url, api_key="k", max_retries=0)
@@ -25,7 +26,7 @@ async def test_async_with_serves_on_the_running_loop(ptok, scripts, tools):
 
 async def test_tool_choice_none_and_required_are_reported(ptok, scripts, tools):
     engine = ScriptedEngine([scripts.call("add", a=1, b=1), scripts.text("no tools")])
-    async with RecordingProxy(engine, ptok) as proxy:
+    async with RecordingProxy(Policy(engine=engine, tokenizer=ptok)) as proxy:
         sess = proxy.session()
         client = openai.AsyncOpenAI(base_url=sess.base_url, api_key="x", max_retries=0)
         msgs = [{"role": "user", "content": "1+1"}]

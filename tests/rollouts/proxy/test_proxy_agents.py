@@ -9,6 +9,7 @@ import openai
 import pytest
 
 from rollgym.rollouts.engines.scripted import ScriptedEngine
+from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.proxy import SubprocessAgent, agent_rollout_func
 
 
@@ -45,7 +46,7 @@ def engine(scripts):
 def test_agents_become_token_exact_trl_rows(engine, ptok, agent):
     rows = [{"task_id": f"q{i}", "question": f"q{i}?", "answer": "42"} for i in range(3)]
     prompts = [json.dumps(rows[0]), json.dumps(rows[0]), json.dumps(rows[1]), json.dumps(rows[2])]
-    func = agent_rollout_func(agent, reward, engine=engine, tokenizer=ptok, concurrency=2)
+    func = agent_rollout_func(agent, reward, policy=Policy(engine=engine, tokenizer=ptok), concurrency=2)
     cols = func(prompts, None)
     assert cols["reward"] == [1.0, 1.0, 1.0, 1.0] and cols["reward_answered"] == [1.0] * 4
     rollouts = func.last_rollouts
@@ -64,7 +65,7 @@ def test_a_crashing_agent_is_an_errored_row_not_a_crashed_batch(engine, ptok):
         return (crashing_agent if row["task_id"] == "bad" else sync_agent)(row, base_url, api_key)
 
     rows = [{"task_id": "good", "question": "?", "answer": "42"}, {"task_id": "bad", "question": "?", "answer": "42"}]
-    func = agent_rollout_func(agent, reward, engine=engine, tokenizer=ptok)
+    func = agent_rollout_func(agent, reward, policy=Policy(engine=engine, tokenizer=ptok))
     cols = func([json.dumps(r) for r in rows], None)
     good, bad = func.last_rollouts
     assert good.error is None and good.reward == 1.0
@@ -78,14 +79,14 @@ def test_subprocess_agent_gets_the_session_endpoint(engine, ptok):
               "r = c.chat.completions.create(model='m', messages=[{'role': 'user', 'content': row['question']}]); "
               "print(r.choices[0].message.content)")
     agent = SubprocessAgent([sys.executable, "-c", script], timeout_s=60)
-    func = agent_rollout_func(agent, lambda row, out, r: float(out.stdout.strip() == "42"), engine=engine, tokenizer=ptok)
+    func = agent_rollout_func(agent, lambda row, out, r: float(out.stdout.strip() == "42"), policy=Policy(engine=engine, tokenizer=ptok))
     cols = func([json.dumps({"task_id": "s", "question": "?"})], None)
     assert cols["reward"] == [1.0] and len(func.last_rollouts[0].turns) == 1
 
 
 def test_agent_without_calls_or_failing_process(engine, ptok):
     agent = SubprocessAgent([sys.executable, "-c", "import sys; sys.exit(3)"])
-    func = agent_rollout_func(agent, engine=engine, tokenizer=ptok)
+    func = agent_rollout_func(agent, policy=Policy(engine=engine, tokenizer=ptok))
     cols = func([json.dumps({"task_id": "s"})], None)
     (r,) = func.last_rollouts
     assert r.error.category == "agent" and "exited with 3" in r.error.message
@@ -105,6 +106,6 @@ def test_concurrency_is_bounded(engine, ptok):
         state["now"] -= 1
         return out
 
-    func = agent_rollout_func(agent, engine=engine, tokenizer=ptok, concurrency=2)
+    func = agent_rollout_func(agent, policy=Policy(engine=engine, tokenizer=ptok), concurrency=2)
     func([json.dumps({"task_id": f"t{i}", "question": "?"}) for i in range(6)], None)
     assert state["max"] == 2 and all(r.error is None and len(r.turns) == 1 for r in func.last_rollouts)

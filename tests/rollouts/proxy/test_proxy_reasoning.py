@@ -7,6 +7,7 @@ import openai
 import pytest
 
 from support import paired_tokenizer
+from rollgym.rollouts.policy import Policy
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def test_reasoning_content_plain_streamed_and_dropped_on_echo(think_tok):
         return think_tok.encode(text) + [think_tok.end_of_turn_id]
 
     engine = ScriptedEngine([say("<think>\nTwo plus two.\n</think>\n\nIt is 4."), say("<think>\nEasy.\n</think>\n\nYes.")])
-    proxy = RecordingProxy(engine, think_tok)
+    proxy = RecordingProxy(Policy(engine=engine, tokenizer=think_tok))
     with proxy.in_thread():
         sess = proxy.session()
         client = openai.OpenAI(base_url=sess.base_url, api_key="x", max_retries=0)

@@ -1,0 +1,20 @@
+"""Sandbox errors: infrastructure failures (`SandboxError`, from `rollgym.errors`) and their kinds."""
+
+from __future__ import annotations
+
+from rollgym.errors import EnvError, SandboxError
+
+
+class SandboxDeadError(SandboxError):
+    """The sandbox's container is gone or stopped (killed, OOM, TTL expired, closed)."""
+
+
+class ImageError(SandboxError):
+    """An image could not be found, pulled, built or bootstrapped."""
+
+
+class FileNotInSandboxError(EnvError, FileNotFoundError):
+    """A path asked of a live sandbox does not exist there (the agent's mistake, not the infrastructure's)."""
+
+
+__all__ = ["FileNotInSandboxError", "ImageError", "SandboxDeadError", "SandboxError"]

@@ -1,0 +1,44 @@
+"""The one error tree: every error rollgym raises on purpose derives from `RollgymError`.
+
+This module imports nothing, so every layer (tokenization, envs, rollouts) can root its own errors
+here without depending on another layer. Builtin bases (`ValueError`, `RuntimeError`, ...) are kept
+as mixins where callers used to catch them.
+"""
+
+from __future__ import annotations
+
+
+class RollgymError(Exception):
+    """Root of every error rollgym raises on purpose: `except rollgym.RollgymError` catches them all."""
+
+
+class UsageError(RollgymError, ValueError):
+    """rollgym was called with arguments or input it cannot use; the message says what to pass instead."""
+
+
+class TokenizationError(RollgymError, RuntimeError):
+    """The tokenization layer: templates, bridges, certification, trajectories."""
+
+
+class EngineError(RollgymError, RuntimeError):
+    """An inference engine failed; subclasses say who is at fault (request, server, network, output)."""
+
+
+class EnvError(RollgymError):
+    """An environment failed (its own bug, a bad task, an invalid reward or reply)."""
+
+
+class SandboxError(EnvError, RuntimeError):
+    """A sandbox operation failed for an infrastructure reason (daemon, container, image)."""
+
+
+class ProxyError(RollgymError):
+    """The recording proxy: a request it refuses, or an agent run through it that failed."""
+
+
+class WorkerError(RollgymError):
+    """A rollout worker process could not start or died."""
+
+
+__all__ = ["EngineError", "EnvError", "ProxyError", "RollgymError", "SandboxError", "TokenizationError", "UsageError",
+           "WorkerError"]

@@ -1,0 +1,44 @@
+"""Where a run's tasks come from: rows, a JSONL file, a `datasets` directory, `bundled`, or the env's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rollgym.errors import UsageError
+
+
+class TasksNotFoundError(UsageError, FileNotFoundError):
+    """`--tasks` names nothing that exists."""
+
+
+def load_tasks(env_id: str, source: str | None = None, *, num_tasks: int | None = None) -> list[dict[str, Any]]:
+    """Tasks for `env_id` from a JSONL file, a `datasets` directory, `bundled` (the SWE tasks), or (None)
+    the environment's own `default_tasks`; at most `num_tasks` of them (the env's own: 8 by default)."""
+    if source in (None, "", "default"):
+        from rollgym.envs import make
+
+        env = make(env_id)
+        try:
+            return list(env.unwrapped.default_tasks(num_tasks or 8))
+        finally:
+            env.close()
+    if source == "bundled":
+        from rollgym.envs.swe.task import load_bundled_tasks
+
+        tasks = [t.model_dump(mode="json") for t in load_bundled_tasks()]
+        return tasks[:num_tasks] if num_tasks else tasks
+    path = Path(source)
+    if path.is_file():
+        try:
+            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{source} is not JSON lines: {exc}") from None
+    elif path.is_dir():
+        from datasets import load_from_disk
+
+        rows = [dict(r) for r in load_from_disk(str(path))]
+    else:
+        raise TasksNotFoundError(f"no tasks at {source!r}: pass a JSONL file, a `datasets` save_to_disk directory, or `bundled`")
+    return rows[:num_tasks] if num_tasks else rows
