@@ -15,8 +15,10 @@ import importlib
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from .errors import (EngineError, EnvError, ProxyError, RollgymError, SandboxError, TokenizationError, UsageError,
-                     WorkerError)
+# Absolute imports only: test runners may import this file as a plain module (pytest imports a rootdir
+# package's __init__.py), where a relative import has no parent package.
+from rollgym.errors import (EngineError, EnvError, ProxyError, RollgymError, SandboxError, TokenizationError, UsageError,
+                            WorkerError)
 
 try:
     __version__ = version("rollgym")
@@ -66,17 +68,17 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above load lazily
-    from .envs import Env, ResetInfo, StepInfo, ToolCallRecord, check_env, make, tool
-    from .envs import register_env as register
-    from .rollouts.batch import run_rollouts
-    from .rollouts.engines.base import SamplingParams
-    from .rollouts.generate import generate
-    from .rollouts.limits import Limits
-    from .rollouts.loop import rollout
-    from .rollouts.output import read_rollouts, summarize
-    from .rollouts.policy import Policy, model_dir
-    from .rollouts.proxy import RecordingProxy, SubprocessAgent, agent_rollout_func
-    from .rollouts.records import ErrorRecord, Rollout, Turn
-    from .rollouts.tasks import load_tasks
-    from .rollouts.trl import component_reward, env_reward, make_rollout_func
-    from .tokenization import ChatTokenizer
+    from rollgym.envs import Env, ResetInfo, StepInfo, ToolCallRecord, check_env, make, tool
+    from rollgym.envs import register_env as register
+    from rollgym.rollouts.batch import run_rollouts
+    from rollgym.rollouts.engines.base import SamplingParams
+    from rollgym.rollouts.generate import generate
+    from rollgym.rollouts.limits import Limits
+    from rollgym.rollouts.loop import rollout
+    from rollgym.rollouts.output import read_rollouts, summarize
+    from rollgym.rollouts.policy import Policy, model_dir
+    from rollgym.rollouts.proxy import RecordingProxy, SubprocessAgent, agent_rollout_func
+    from rollgym.rollouts.records import ErrorRecord, Rollout, Turn
+    from rollgym.rollouts.tasks import load_tasks
+    from rollgym.rollouts.trl import component_reward, env_reward, make_rollout_func
+    from rollgym.tokenization import ChatTokenizer
