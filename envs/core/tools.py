@@ -183,8 +183,9 @@ class ToolSet:
         else:
             try:
                 args = json.loads(raw)
-            except (json.JSONDecodeError, TypeError) as exc:
-                return record(f"Error: the arguments of tool '{name}' are not valid JSON ({exc}). "
+            except (ValueError, TypeError, RecursionError) as exc:  # bad JSON, a >4,300-digit integer, deep nesting
+                why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+                return record(f"Error: the arguments of tool '{name}' are not valid JSON ({why}). "
                               f"Send one JSON object matching the tool's parameters.", True, "bad_json", raw)
         if not isinstance(args, dict):
             return record(f"Error: the arguments of tool '{name}' must be a JSON object, got {type(args).__name__}.",

@@ -54,6 +54,19 @@ async def test_malformed_call_is_shown_to_the_model_and_the_loop_goes_on(tool_to
     assert tool_tok.hf.decode(first.bridge_ids).count("could not be parsed") == 1
 
 
+@pytest.mark.parametrize("arguments,why", [('{"a": ' + "9" * 5000 + ', "b": 3}', "4300 digits"),
+                                           ('{"a": ' + "[" * 5000 + "]" * 5000 + ', "b": 3}', "nested too deeply")])
+async def test_arguments_pythons_json_refuses_are_parse_errors_told_to_the_model(tool_tok, say, arguments, why):
+    """A 5,000-digit integer or 5,000-deep nesting is the model's malformed call, not a crashed rollout."""
+    odd = tool_tok.encode(f'<tool_call>\n{{"name": "add", "arguments": {arguments}}}\n</tool_call>') + [tool_tok.end_of_turn_id]
+    r = await run_rollout(calc(), Policy(engine=ScriptedEngine([odd, say.call("submit", answer=20)]), tokenizer=tool_tok), TASK,
+                          limits=Limits(max_tokens_per_turn=len(odd)))
+    assert r.error is None and r.stop_reason == "env_terminated" and r.reward == 1.0
+    assert why in r.turns[0].parse_errors[0] and why in r.turns[0].env_messages[0]["content"]
+    rec = await calc().toolset.call({"id": "c", "function": {"name": "add", "arguments": arguments}})  # as a JSON string
+    assert rec.failed and rec.error_kind == "bad_json" and why in rec.result
+
+
 async def test_text_answer_stops_with_no_tool_call(tool_tok, say):
     r = await run_rollout(calc(), Policy(engine=ScriptedEngine([say.text("The answer is 20.")]), tokenizer=tool_tok), TASK)
     assert r.stop_reason == "no_tool_call" and r.reward == 1.0 and r.error is None

@@ -54,10 +54,22 @@ def coerce_text_value(raw: str, json_type: str | None) -> Any:
         return raw
     if json_type == "boolean" and raw.strip().lower() in ("true", "false"):
         return raw.strip().lower() == "true"  # templates that use Jinja's `string` filter write True/False
+    value, problem = load_json(raw)
+    return raw if problem else value
+
+
+def load_json(text: str) -> tuple[Any, str | None]:
+    """`json.loads(text)`, or (None, why) for anything Python's parser refuses: bad JSON, an integer
+    over Python's 4,300-digit limit, nesting too deep to recurse. A model can write all three, so none
+    may end a rollout: the caller tells the model what was wrong."""
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, ValueError):
-        return raw
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} at char {exc.pos}"
+    except RecursionError:
+        return None, "nested too deeply"
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        return None, str(exc).split(";")[0]
 
 
 def snippet(text: str, limit: int = 200) -> str:

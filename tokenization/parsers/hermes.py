@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 
-from .base import ParsedToolCalls, ToolCallParseError, snippet, tool_call_blocks
+from .base import ParsedToolCalls, ToolCallParseError, load_json, snippet, tool_call_blocks
 
 
 def parse_json_call(body: str, index: int, args_keys=("arguments", "parameters")):
     """Parse one JSON tool call object; return ((name, args), None) or (None, error)."""
-    try:
-        obj = json.loads(body)
-    except json.JSONDecodeError as exc:
-        return None, ToolCallParseError(index=index, raw=body, message=f"tool call is not valid JSON ({exc.msg} at char {exc.pos}): {snippet(body)}")
+    obj, problem = load_json(body)
+    if problem:
+        return None, ToolCallParseError(index=index, raw=body, message=f"tool call is not valid JSON ({problem}): {snippet(body)}")
     if not isinstance(obj, dict):
         return None, ToolCallParseError(index=index, raw=body, message="tool call must be a JSON object with 'name' and 'arguments'")
     name = obj.get("name")
@@ -20,10 +18,9 @@ def parse_json_call(body: str, index: int, args_keys=("arguments", "parameters")
         return None, ToolCallParseError(index=index, raw=body, message="tool call has no 'name' string")
     args = next((obj[k] for k in args_keys if k in obj), {})
     if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
-            return None, ToolCallParseError(index=index, raw=body, message=f"'arguments' of {name} is a string that is not JSON")
+        args, problem = load_json(args) if args.strip() else ({}, None)
+        if problem:
+            return None, ToolCallParseError(index=index, raw=body, message=f"'arguments' of {name} is a string that is not JSON ({problem})")
     if not isinstance(args, dict):
         return None, ToolCallParseError(index=index, raw=body, message=f"'arguments' of {name} must be a JSON object, got {type(args).__name__}")
     return (name, args), None

@@ -26,7 +26,7 @@ class LlamaJSONParser:
             try:
                 _, end = decoder.raw_decode(body, pos)
                 piece = body[pos:end]
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # bad JSON, a huge integer, deep nesting: reported below
                 piece, end = body[pos:], len(body)
             call, err = parse_json_call(piece, index, args_keys=("parameters", "arguments"))
             if err:
