@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
+from dataclasses import dataclass
 
 from rollgym.errors import EnvError
 
@@ -12,6 +13,17 @@ from ..sandbox import Sandbox
 
 MAX_VIEW_CHARS = 16_000
 SNIPPET_LINES = 4
+#: Bytes of a file read to show it without a range: enough for MAX_VIEW_CHARS of numbered lines.
+MAX_VIEW_BYTES = 64_000
+#: Files the editor holds in memory to edit (and to view by range); larger ones are for `bash` (sed, head).
+MAX_EDIT_BYTES = 4 * 2**20
+
+# What a path is, found inside the sandbox (never by reading it): a symlink is resolved first.
+_PROBE = """p={path}; if [ -L "$p" ]; then t=$(readlink -f -- "$p") || t=""; else t="$p"; fi
+if [ -z "$t" ] || [ ! -e "$t" ]; then echo missing
+elif [ -d "$t" ]; then echo "dir 0 0 $t"
+elif [ -f "$t" ]; then echo "file $(stat -c '%a %s' -- "$t") $t"
+else echo "special $(stat -c %F -- "$t" | tr ' ' _) 0 $t"; fi"""
 
 
 class EditorError(EnvError, ValueError):
@@ -35,6 +47,17 @@ def _numbered(text: str, first_line: int = 1) -> str:
     return shown
 
 
+@dataclass(frozen=True)
+class Entry:
+    """What a path names in the sandbox: its kind (`file`, `dir`, `missing`, `special`), the real path
+    (a symlink resolved), the file mode and the size in bytes."""
+
+    kind: str
+    real: str = ""
+    mode: int = 0o644
+    size: int = 0
+
+
 class StrReplaceEditor:
     """File editing for an agent, with a per-file undo history kept on the host."""
 
@@ -49,22 +72,42 @@ class StrReplaceEditor:
             raise EditorError(f"path must be absolute (e.g. {posixpath.join(self.root, path)}), got {path!r}")
         return posixpath.normpath(path)
 
-    def _kind(self, path: str) -> str:
-        q = shlex.quote(path)
-        res = self.sandbox.exec(f"if [ -d {q} ]; then echo dir; elif [ -e {q} ]; then echo file $(stat -c %a {q}); "
-                                "else echo missing; fi", timeout=30)
-        kind, _, mode = res.output.strip().partition(" ")
-        if mode:
-            self.modes[path] = int(mode, 8)
-        return kind
+    def _entry(self, path: str) -> Entry:
+        """Probe `path` inside the sandbox. A symlink is followed only to a file or directory inside the
+        repository; anything else that is not a regular file or a directory is refused, for the model."""
+        res = self.sandbox.exec(_PROBE.format(path=shlex.quote(path)), timeout=30)
+        kind, *rest = res.output.strip().split(" ", 3)
+        if kind == "missing" or len(rest) < 3:
+            return Entry("missing", path)
+        mode, size, real = rest
+        if real != path and not (real == self.root or real.startswith(self.root.rstrip("/") + "/")):
+            raise EditorError(f"{path} is a symbolic link to {real}, outside the repository ({self.root}); "
+                              "the editor follows links only within it")
+        if kind == "special":
+            raise EditorError(f"{path} is not a regular file ({mode.replace('_', ' ')}); the editor only reads and "
+                              "edits regular files")
+        if kind == "file":
+            self.modes[real] = int(mode, 8)
+        return Entry(kind, real, int(mode, 8) if kind == "file" else 0o644, int(size))
 
-    def _read(self, path: str) -> str:
-        kind = self._kind(path)
-        if kind == "missing":
+    def _kind(self, path: str) -> str:
+        return self._entry(path).kind
+
+    def _file(self, path: str) -> Entry:
+        entry = self._entry(path)
+        if entry.kind == "missing":
             raise EditorError(f"{path} does not exist")
-        if kind == "dir":
+        if entry.kind == "dir":
             raise EditorError(f"{path} is a directory")
-        return _decode(self.sandbox.read_file(path))
+        return entry
+
+    def _read(self, path: str) -> tuple[str, str]:
+        """(real path, whole text) of a file small enough to edit."""
+        entry = self._file(path)
+        if entry.size > MAX_EDIT_BYTES:
+            raise EditorError(f"{path} is {entry.size:,} bytes; the editor edits files up to {MAX_EDIT_BYTES:,} bytes "
+                              "(use bash, e.g. sed or head, for larger files)")
+        return entry.real, _decode(self.sandbox.read_file(entry.real))
 
     def _write(self, path: str, text: str | None, before: bytes | None) -> None:
         self.history.setdefault(path, []).append(before)
@@ -95,12 +138,20 @@ class StrReplaceEditor:
         raise EditorError(f"unknown command {command!r}")
 
     def view(self, path: str, view_range: list[int] | None) -> str:
-        if self._kind(path) == "dir":
-            res = self.sandbox.exec(f"find {shlex.quote(path)} -maxdepth 2 -not -path '*/.*' | sort | head -300", timeout=30)
+        entry = self._entry(path)
+        if entry.kind == "dir":
+            res = self.sandbox.exec(f"find {shlex.quote(entry.real)} -maxdepth 2 -not -path '*/.*' | sort | head -300",
+                                    timeout=30)
             return f"Files and directories up to 2 levels deep in {path}, excluding hidden items:\n{res.output}"
-        text = self._read(path)
-        if view_range is None:
-            return f"Here's the result of running `cat -n` on {path}:\n{_numbered(text)}"
+        if entry.kind == "missing":
+            raise EditorError(f"{path} does not exist")
+        if view_range is None:  # only what is shown is read, however large the file
+            data = self.sandbox.read_file(entry.real, max_bytes=MAX_VIEW_BYTES)
+            shown = _numbered(_decode(data))
+            if entry.size > len(data) and not shown.endswith("...]"):
+                shown += f"\n[... the file has {entry.size:,} bytes; use view_range to see the rest ...]"
+            return f"Here's the result of running `cat -n` on {path}:\n{shown}"
+        _, text = self._read(path)
         lines = text.split("\n")
         if len(view_range) != 2:
             raise EditorError("view_range must be [start, end] (end -1 means to the end of the file)")
@@ -111,7 +162,7 @@ class StrReplaceEditor:
         return f"Here's the result of running `cat -n` on {path}:\n{_numbered(chr(10).join(lines[start - 1:end]), start)}"
 
     def str_replace(self, path: str, old: str, new: str) -> str:
-        text = self._read(path)
+        path, text = self._read(path)
         count = text.count(old)
         if count == 0:
             raise EditorError(f"no replacement was performed: old_str did not appear verbatim in {path}")
@@ -126,7 +177,7 @@ class StrReplaceEditor:
         return self._snippet(path, updated, first, new.count("\n"))
 
     def insert(self, path: str, line: int, new: str) -> str:
-        text = self._read(path)
+        path, text = self._read(path)
         lines = text.split("\n")
         if not 0 <= line <= len(lines):
             raise EditorError(f"invalid insert_line {line}: it must be between 0 and {len(lines)}")
@@ -136,6 +187,8 @@ class StrReplaceEditor:
 
     def undo(self, path: str) -> str:
         stack = self.history.get(path)
+        if not stack and self._entry(path).kind == "file":  # edited through a symlink: the history is the file's
+            stack = self.history.get(self._entry(path).real)
         if not stack:
             raise EditorError(f"no edit to undo for {path}")
         before = stack.pop()

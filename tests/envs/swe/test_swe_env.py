@@ -107,6 +107,48 @@ def test_editor_commands_and_errors(env, task_row):
     assert sb.exec("stat -c %a /testbed/latin1.txt").output.strip() == "755"
 
 
+def test_editor_reads_only_what_it_shows_of_a_huge_file(env, task_row):
+    """A 2 GiB file: view reads 64 KB of it inside the sandbox, editing it is refused with a hint, the host stays small."""
+    import resource
+
+    env.reset(options={"task": task_row})
+    sb = env.unwrapped.sandbox
+    assert sb.exec("head -c 100 /testbed/setup.py > /testbed/big.txt && truncate -s 2G /testbed/big.txt").exit_code == 0
+    ed = lambda **kw: env.step(act(call("str_replace_editor", kw)))[0][0]["content"]  # noqa: E731
+    before, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic()
+    view = ed(command="view", path="/testbed/big.txt")
+    assert "use view_range" in view and len(view) < 20_000
+    refused = ed(command="str_replace", path="/testbed/big.txt", old_str="a", new_str="b")
+    assert "2,147,483,648 bytes" in refused and "use bash" in refused
+    assert "use bash" in ed(command="view", path="/testbed/big.txt", view_range=[1, 2])
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert time.monotonic() - start < 30 and grown_mb < 200, (time.monotonic() - start, grown_mb)
+
+
+def test_editor_follows_links_inside_the_repository_and_refuses_other_files(env, task_row):
+    env.reset(options={"task": task_row})
+    sb = env.unwrapped.sandbox
+    setup = ("ln -s inflection/__init__.py /testbed/link.py && ln -s /etc/passwd /testbed/outside && "
+             "mkfifo /testbed/pipe && ln -s /testbed/missing /testbed/dangling")
+    assert sb.exec(setup).exit_code == 0
+
+    def ed(**kw):
+        obs, reward, term, trunc, info = env.step(act(call("str_replace_editor", kw)))
+        assert not term and "error" not in info  # a tool message to the model, never the end of the episode
+        return obs[0]["content"]
+
+    assert "def ordinal" in ed(command="view", path="/testbed/link.py")
+    assert "has been edited" in ed(command="str_replace", path="/testbed/link.py", old_str="def ordinal(", new_str="def ordinal (")
+    assert sb.exec("test -L /testbed/link.py && grep -c 'def ordinal (' /testbed/inflection/__init__.py").output.strip() == "1"
+    assert "undone" in ed(command="undo_edit", path="/testbed/link.py")
+    assert "outside the repository" in ed(command="view", path="/testbed/outside")
+    assert "not a regular file (fifo)" in ed(command="view", path="/testbed/pipe")
+    assert "not a regular file (character special file)" in ed(command="str_replace", path="/dev/null", old_str="a", new_str="b")
+    assert "does not exist" in ed(command="view", path="/testbed/dangling")
+    obs, *_ = env.step(act(call("bash", {"command": "echo still alive"})))
+    assert obs[0]["content"].strip() == "still alive"
+
+
 def test_sandbox_killed_mid_episode_ends_it_with_a_clear_error(env, task_row):
     env.reset(options={"task": task_row})
     env.unwrapped.sandbox.container.kill()
