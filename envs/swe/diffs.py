@@ -7,6 +7,24 @@ import re
 
 _HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
 TEST_CONFIG_FILES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
+#: The largest agent diff that is graded; anything larger is the agent's failure (`patch_failed`).
+MAX_DIFF_BYTES = 2 * 2**20
+_BINARY = re.compile(r"^(GIT binary patch|Binary files .* differ)$", re.M)
+
+
+def diff_problem(diff: str, max_bytes: int = MAX_DIFF_BYTES) -> str | None:
+    """Why an agent's diff is refused before grading (None when it is fine): over the size limit, or
+    carrying binary files. Both are the agent's doing, so the verdict is `patch_failed`, never an
+    infrastructure status (which would tell the trainer to drop the sample and spare the policy)."""
+    size = len(diff.encode("utf-8", errors="surrogateescape"))
+    if size > max_bytes:
+        return f"the change is {size:,} bytes; changes over {max_bytes:,} bytes are not graded"
+    binary = _BINARY.search(diff)
+    if binary:
+        where = diff.rfind("diff --git", 0, binary.start())
+        header = diff[where:diff.find("\n", where)] if where >= 0 else ""
+        return f"the change holds binary file contents ({header or binary.group(0)}); only text changes are graded"
+    return None
 
 
 def split_diff(diff: str) -> list[tuple[str, str]]:

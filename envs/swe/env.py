@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from ..core import Env, InvalidTaskError, tool
 from ..sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool
+from .diffs import MAX_DIFF_BYTES, diff_problem
 from .editor import EditorError, StrReplaceEditor
 from .grading import GradeResult, grade_patch
 from .images import ensure_task_image
@@ -18,6 +19,18 @@ SYSTEM_PROMPT = """You are a software engineer fixing an issue in the repository
 Tools: `bash` runs one command in a fresh shell at {workdir} (no interactive programs; state persists only \
 in files), `str_replace_editor` views and edits files, `submit` ends the task. Reproduce the issue, fix the \
 source code (not the tests), check your fix, then call submit."""
+
+# The first file the agent added, or grew, by more than {limit} bytes since {base} ("SIZE PATH"), found
+# from sizes alone, before `git add` would hash it: a 1 GiB file is refused in a second, not graded for minutes.
+OVERSIZED = ("{{ git ls-tree -r -l {base} | awk -F '\\t' '{{split($1, f, \" \"); print \"old \" f[4] \" \" $2}}'; "
+             "git ls-files -z --others --exclude-standard --modified | xargs -0 -r stat -c 'new %s %n' -- 2>/dev/null; }} | "
+             "awk -v l={limit} '{{k=$1; s=$2; $1=\"\"; $2=\"\"; sub(/^  /, \"\"); "
+             "if (k == \"old\") old[$0] = s; else if (s - old[$0] > l) {{ print s \" \" $0; exit }} }}'")
+
+
+class ChangeRefused(Exception):
+    """Internal: the agent's change is refused before grading (its failure: `patch_failed`)."""
+
 
 NUDGE = "Please keep working on the issue with the tools, and call `submit` when your fix is complete."
 # Keep the repo's state but make history past the base commit unreachable (prebuilt images may carry it).
@@ -32,13 +45,16 @@ class SWEEnv(Env):
     fatal_errors = (SandboxError,)  # a dead container or daemon failure ends the episode as an infra failure
 
     def __init__(self, max_turns: int | None = None, bash_timeout_s: float = 180.0, sandbox: dict[str, Any] | None = None,
-                 grade: bool = True, max_nudges: int = 1, pool: SandboxPool | None = None) -> None:
-        """`sandbox`: SandboxConfig overrides for every task; `pool`: take sandboxes from a warm SandboxPool."""
+                 grade: bool = True, max_nudges: int = 1, pool: SandboxPool | None = None,
+                 max_diff_bytes: int = MAX_DIFF_BYTES) -> None:
+        """`sandbox`: SandboxConfig overrides for every task; `pool`: take sandboxes from a warm SandboxPool;
+        `max_diff_bytes`: a larger change (or one file over it) is refused before grading, as `patch_failed`."""
         super().__init__(max_turns=max_turns)
         self.pool = pool
         self.bash_timeout_s = bash_timeout_s
         self.sandbox_overrides = sandbox or {}
         self.grade_on_end = grade
+        self.max_diff_bytes = max_diff_bytes
         self.max_nudges = max_nudges
         self.sandbox: DockerSandbox | None = None
         self.editor: StrReplaceEditor | None = None
@@ -116,14 +132,27 @@ class SWEEnv(Env):
         return [], True
 
     async def current_diff(self) -> str:
-        """The agent's changes against base_commit (new files included, binary-safe)."""
-        t = self.swe_task
-        res = await self.sandbox.aexec(f"git add -A && git diff --cached --binary {shlex.quote(t.base_commit)} "
-                                       "> /tmp/.rollgym-agent.diff", timeout=120)
+        """The agent's changes against base_commit (new files included, binary-safe); `ChangeRefused` when
+        a file or the whole change is over `max_diff_bytes`, or the change holds binary files."""
+        t, base, limit = self.swe_task, shlex.quote(self.swe_task.base_commit), self.max_diff_bytes
+        big = await self.sandbox.aexec(OVERSIZED.format(base=base, limit=limit), timeout=120)
+        if big.exit_code == 0 and big.output.strip():
+            size, _, path = big.output.strip().partition(" ")
+            raise ChangeRefused(f"the change makes {path} {int(size):,} bytes (over {limit:,} bytes more than at the "
+                                "base commit); changes that large are not graded")
+        res = await self.sandbox.aexec(f"git add -A && git diff --cached --binary {base} > /tmp/.rollgym-agent.diff "
+                                       "&& stat -c %s /tmp/.rollgym-agent.diff", timeout=120)
         if res.exit_code != 0:
             raise SandboxDeadError(f"git diff failed: {res.output[-500:]}")
-        data = await asyncio.to_thread(self.sandbox.read_file, "/tmp/.rollgym-agent.diff")
-        return data.decode("utf-8", errors="surrogateescape")
+        size = int(res.output.strip().splitlines()[-1])
+        if size > limit:
+            raise ChangeRefused(f"the change is {size:,} bytes; changes over {limit:,} bytes are not graded")
+        data = await asyncio.to_thread(self.sandbox.read_file, "/tmp/.rollgym-agent.diff", limit + 1)
+        diff = data.decode("utf-8", errors="surrogateescape")
+        problem = diff_problem(diff, limit)
+        if problem:
+            raise ChangeRefused(problem)
+        return diff
 
     async def compute_reward(self):
         if self.toolset.fatal is not None:  # the episode was cut short by the infrastructure: do not grade it
@@ -132,6 +161,9 @@ class SWEEnv(Env):
             return 0.0, self.grade.reward_components()
         try:
             self.final_diff = await self.current_diff()
+        except ChangeRefused as refused:  # the agent's doing: a wrong answer, decided in seconds
+            self.final_diff = ""
+            self.grade = GradeResult(instance_id=self.swe_task.instance_id, status="patch_failed", error=str(refused))
         except Exception as exc:  # noqa: BLE001 - a dead sandbox: infrastructure, not a wrong answer
             self.grade = GradeResult(instance_id=self.swe_task.instance_id, status="infra_error",
                                      error=f"could not read the agent's changes: {exc}")

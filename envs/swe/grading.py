@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..sandbox import DockerSandbox, SandboxConfig, SandboxError
-from .diffs import diff_paths, filter_agent_diff
+from .diffs import diff_paths, diff_problem, filter_agent_diff
 from .images import ensure_task_image
 from .task import SWETask
 
@@ -78,6 +78,10 @@ def grade_patch(task: SWETask, diff: str, *, mem_limit: str = "4g", cpus: float 
     """Run the task's tests against `diff` in a fresh sandbox; never raises for infrastructure failures."""
     start = time.monotonic()
     result = GradeResult(instance_id=task.instance_id, status="infra_error")
+    refused = diff_problem(diff or "")
+    if refused:  # decided before any container starts, in no time
+        result.status, result.error = "patch_failed", refused
+        return result
     try:
         image = ensure_task_image(task, log=log)
         filtered, result.dropped_paths = filter_agent_diff(diff or "", diff_paths(task.test_patch))

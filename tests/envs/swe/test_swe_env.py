@@ -232,3 +232,33 @@ async def test_non_root_agent_from_a_warm_pool_can_solve_the_task(task_row):
     finally:
         await env.aclose()
         await pool.aclose()
+
+
+@pytest.mark.parametrize("command,why", [
+    ("truncate -s 1G /testbed/blob.bin", "blob.bin 1,073,741,824 bytes"),  # a new file: refused from its size alone
+    ("head -c 3000000 /dev/zero | tr '\\0' a >> /testbed/inflection/__init__.py", "inflection/__init__.py"),  # grown
+    ("printf 'x\\0y' > /testbed/tiny.bin", "binary file contents"),
+])
+def test_an_oversized_or_binary_change_is_the_agents_failure_decided_in_seconds(env, task_row, command, why):
+    """Not `infra_error` (retry or drop): a policy must not escape its penalty by writing a huge or binary file."""
+    env.reset(options={"task": task_row})
+    assert env.unwrapped.sandbox.exec(command, timeout=120).exit_code == 0
+    start = time.monotonic()
+    obs, reward, term, trunc, info = env.step(act(call("submit", {})))
+    assert time.monotonic() - start < 30
+    assert term and reward == 0.0 and info["grade"]["status"] == "patch_failed" and why in info["grade"]["error"]
+    comps = info["reward_components"]
+    assert comps["infra_failure"] == 0.0 and comps["patch_applied"] == 0.0
+
+
+def test_grade_patch_refuses_a_huge_or_binary_diff_before_starting_a_container(task_row):
+    from rollgym.envs.swe import SWETask, grade_patch
+
+    task = SWETask.model_validate(task_row)
+    huge = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+" + "a" * (3 * 2**20) + "\n"
+    binary = "diff --git a/b.bin b/b.bin\nnew file mode 100644\nGIT binary patch\nliteral 3\nKcmZ?wdj&\n\nliteral 0\n"
+    for diff, why in ((huge, "not graded"), (binary, "binary")):
+        start = time.monotonic()
+        result = grade_patch(task, diff)
+        assert result.status == "patch_failed" and why in result.error and not result.infra_failure
+        assert time.monotonic() - start < 1.0
