@@ -10,7 +10,7 @@ from rollgym.errors import UsageError
 
 from .engines.base import SamplingParams
 from .limits import Limits
-from .loop import check_sampling, run_rollout
+from .loop import _env_category, check_sampling, run_rollout
 from .policy import Policy, as_policy
 from .records import ErrorRecord, Rollout
 
@@ -68,6 +68,8 @@ async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], policy: Pol
 
     options = dict(limits=limits, sampling=sampling, group_prefix=group_prefix, env_kwargs=env_kwargs)
     try:
+        if workers == 1:
+            policy.engine  # noqa: B018 - an engine that cannot be built fails the call, not every rollout
         if workers > 1:
             from .workers import run_jobs_in_workers
 
@@ -91,11 +93,13 @@ async def run_job(factory: EnvFactory, env_id: str, job: Job, policy: Policy, *,
         instance = factory()
     except Exception as exc:  # a broken factory is one errored rollout, not a crashed batch
         rollout = Rollout(env_id=env_id, task_id=tid, group_id=group, sample_index=si, stop_reason="error",
-                          error=ErrorRecord(category="environment", type=type(exc).__name__, message=str(exc)))
+                          error=ErrorRecord(category=_env_category(exc), type=type(exc).__name__, message=str(exc)))
     else:
         rollout = await run_rollout(instance, policy, task, limits=limits, env_id=env_id, group_id=group,
                                     sample_index=si, sampling=sampling.model_copy(update={"seed": sample_seed(sampling.seed, ti, si)}))
-    rollout.task_id = rollout.task_id or tid
+    if rollout.task_id and rollout.task_id != tid:  # the row's id is what resume and groups match on
+        rollout.meta["env_task_id"] = rollout.task_id
+    rollout.task_id = tid
     return rollout
 
 

@@ -11,13 +11,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rollgym.envs.core.tasks import task_id_of
-from rollgym.errors import RollgymError
 
 from .batch import run_rollouts
 from .engines.base import SamplingParams
 from .engines.default_model import DEFAULT_MODEL
 from .limits import Limits
-from .output import RolloutWriter, read_rollouts, summarize, write_summary
+from .output import OutputExistsError, RolloutWriter, read_rollouts, summarize, write_summary
 from .policy import Policy
 from .records import Rollout
 from .tasks import load_tasks
@@ -115,7 +114,7 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
         policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=console.print)
         if workers == 1:
             policy.engine  # noqa: B018 - a model that cannot load fails here (workers build their own)
-    except RollgymError as exc:
+    except Exception as exc:  # a setup error (bad spec, missing model or tasks): said in one line, exit 2
         console.print(f"[red]error:[/red] {exc}")
         return 2
     own_process_gc()  # this process is the CLI's own
@@ -131,7 +130,7 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
         console.print(f"[yellow]interrupted[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
                       "run the same command with --resume to continue")
         return 130
-    except (FileExistsError, WorkerStartError) as exc:
+    except (OutputExistsError, WorkerStartError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
     print_summary(summary, console)

@@ -101,7 +101,12 @@ async def run_rollout(env: Any, policy: Policy, task: dict | None = None, *, lim
     env = env if hasattr(env, "areset") else env.unwrapped
     limits = limits or Limits()
     sampling = sampling or SamplingParams()
-    engine, tokenizer = policy.engine, policy.tokenizer
+    try:
+        engine, tokenizer = policy.engine, policy.tokenizer
+    except Exception as exc:  # an engine that cannot be built is this rollout's engine failure, still data
+        await asyncio.shield(_close(env))
+        return Rollout(env_id=env_id, group_id=group_id, sample_index=sample_index, task_id=task_id_of(task),
+                       stop_reason="error", error=_error("engine", exc, None), rollgym_version=rollgym.__version__)
     token_exact = bool(getattr(engine, "token_exact", True))
     rollout = Rollout(env_id=env_id, group_id=group_id, sample_index=sample_index, sampling=sampling.model_dump(),
                       engine=getattr(engine, "name", type(engine).__name__), model=str(getattr(engine, "model", "")),
@@ -306,6 +311,7 @@ async def rollout(env: Any, policy: Policy | str, task: dict | None = None, *, l
 
     sampling = check_sampling(sampling)
     policy, owned = as_policy(policy)
+    policy.engine  # noqa: B018 - an engine that cannot be built fails the call here, before any environment
     env_id = env if isinstance(env, str) else getattr(getattr(env, "spec", None), "id", None) or type(env).__name__
     instance = make(env).unwrapped if isinstance(env, str) else env
     try:

@@ -9,7 +9,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from rollgym.errors import UsageError
+
 from .records import Rollout
+
+
+class OutputExistsError(UsageError, FileExistsError):
+    """The output already holds rollouts and the run was not asked to resume."""
 
 ROLLOUTS_FILE = "rollouts.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -31,7 +37,7 @@ class RolloutWriter:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / ROLLOUTS_FILE
         if self.path.exists() and not resume and self.path.stat().st_size:
-            raise FileExistsError(f"{self.path} already has rollouts: pass --resume to continue it, or choose another --out")
+            raise OutputExistsError(f"{self.path} already has rollouts: pass --resume to continue it, or choose another --out")
         self._repair_tail()
         self.done: set[tuple[str, int]] = {r.key for r in read_rollouts(self.path)} if self.path.exists() else set()
         self._fh = open(self.path, "ab")

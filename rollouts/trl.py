@@ -44,6 +44,15 @@ def task_from_prompt(prompt: Any) -> dict:
     raise UsageError(f"cannot turn a prompt of type {type(prompt).__name__} into a task; pass task_from_prompt=")
 
 
+def policy_for_trainer(policy: Policy | str | None, chat_template: str | None) -> Policy | None:
+    """The policy a TRL adapter samples with (None: the trainer's own, made on the first step)."""
+    if policy is None:
+        return None
+    if isinstance(policy, Policy) and chat_template is not None:
+        raise UsageError("chat_template= applies when the adapter builds the policy; give it to Policy(...) instead")
+    return as_policy(policy, chat_template=chat_template)[0]
+
+
 def group_positions(tasks: list[Any]) -> tuple[list[int], list[str]]:
     """TRL repeats each prompt `num_generations` times: each entry's index within its group of equal
     tasks (its sample index), and a group id per entry (`group-K`, K = the task's rank among distinct tasks)."""
@@ -136,12 +145,9 @@ def make_rollout_func(env: str | Callable[[], Any], policy: Policy | str | None 
     top_p and top_k. `rollout_func.last_rollouts` keeps the last batch's `Rollout` records.
     """
     check_sampling(sampling)
-    state: dict[str, Any] = {"policy": None}
-    if policy is not None:
-        state["policy"], _ = as_policy(policy, chat_template=chat_template)
+    state: dict[str, Any] = {"policy": policy_for_trainer(policy, chat_template)}
 
     def rollout_func(prompts: list, trainer: Any) -> dict:
-        from_trainer = policy is None
         if state["policy"] is None:
             state["policy"] = Policy.from_trainer(trainer, chat_template=chat_template)
         pol: Policy = state["policy"]
@@ -150,19 +156,18 @@ def make_rollout_func(env: str | Callable[[], Any], policy: Policy | str | None 
         samp = sampling or SamplingParams(temperature=getattr(args, "temperature", 1.0) or 1.0,
                                           top_p=getattr(args, "top_p", 1.0) or 1.0, top_k=getattr(args, "top_k", 0) or 0)
         tasks = [task_from_prompt(p) for p in prompts]
-        positions, _ = group_positions(tasks)
+        positions, groups = group_positions(tasks)
 
         async def run() -> list[Rollout]:
             try:
                 return await run_rollouts(env, tasks, pol, n=1, concurrency=concurrency, limits=lim, sampling=samp,
                                           env_kwargs=env_kwargs)
-            finally:
-                if from_trainer:  # this step's engine (current weights) lives on this step's event loop
-                    await pol.aclose()
+            finally:  # each step runs on its own event loop: its engine (current weights) closes with it
+                await pol.aclose()
 
         rollouts = asyncio.run(run())
-        for r, index in zip(rollouts, positions):
-            r.sample_index = index
+        for r, index, group in zip(rollouts, positions, groups):
+            r.sample_index, r.group_id = index, group
         rollout_func.last_rollouts = rollouts
         return to_trl_columns(rollouts, pol.pad_token_id)
 

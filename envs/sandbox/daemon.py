@@ -25,7 +25,10 @@ def docker_client() -> docker.DockerClient:
     global _CLIENT
     with _CLIENT_LOCK:
         if _CLIENT is None:
-            _CLIENT = docker.from_env(timeout=300, max_pool_size=64)
+            try:
+                _CLIENT = docker.from_env(timeout=300, max_pool_size=64)
+            except docker.errors.DockerException as exc:  # no daemon: an infrastructure failure, said as one
+                raise SandboxError(f"cannot reach the Docker engine: {exc}") from exc
         return _CLIENT
 
 

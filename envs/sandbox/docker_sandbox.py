@@ -17,7 +17,7 @@ from . import lifecycle
 from .archives import dir_archive, file_archive, first_file
 from .daemon import docker_client, is_not_running_error, with_retries
 from .models import QUIET_ENV, ExecResult, SandboxConfig
-from .errors import FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
+from .errors import DirectoryInSandboxError, FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
 from .plain_exec import plain_exec
 from .runner_client import RunnerClient, RunnerError, RunnerLostError
 
@@ -223,7 +223,7 @@ class DockerSandbox:
                 raise self._dead_error(f"read {path}", exc) from exc
             raise SandboxError(f"read {path}: {exc}") from exc
         if stat.get("mode", 0) & (1 << 31):
-            raise IsADirectoryError(f"{path} is a directory")
+            raise DirectoryInSandboxError(f"{path} is a directory")
         data = first_file(stream, max_bytes)
         if data is None:
             raise SandboxError(f"{path} is not a regular file")
@@ -237,7 +237,7 @@ class DockerSandbox:
         if kind == "MISSING":
             raise FileNotInSandboxError(f"{path}: no such file in sandbox")
         if kind == "DIR":
-            raise IsADirectoryError(f"{path} is a directory")
+            raise DirectoryInSandboxError(f"{path} is a directory")
         data = base64.b64decode(payload.strip())
         return data if max_bytes is None else data[:max_bytes]
 

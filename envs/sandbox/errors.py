@@ -17,4 +17,8 @@ class FileNotInSandboxError(EnvError, FileNotFoundError):
     """A path asked of a live sandbox does not exist there (the agent's mistake, not the infrastructure's)."""
 
 
-__all__ = ["FileNotInSandboxError", "ImageError", "SandboxDeadError", "SandboxError"]
+class DirectoryInSandboxError(EnvError, IsADirectoryError):
+    """A file operation on a path that is a directory in the sandbox."""
+
+
+__all__ = ["DirectoryInSandboxError", "FileNotInSandboxError", "ImageError", "SandboxDeadError", "SandboxError"]

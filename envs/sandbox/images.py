@@ -15,6 +15,7 @@ from typing import Callable
 
 import docker
 import docker.errors
+import requests
 
 from .daemon import docker_client
 from .errors import ImageError
@@ -52,6 +53,8 @@ def image_exists(name: str, client: docker.DockerClient | None = None) -> bool:
         return True
     except docker.errors.ImageNotFound:
         return False
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        raise ImageError(f"cannot look up image {name}: the Docker engine failed: {exc}") from exc
 
 
 def base_image_name() -> str:

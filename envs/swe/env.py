@@ -28,7 +28,7 @@ OVERSIZED = ("{{ git ls-tree -r -l {base} | awk -F '\\t' '{{split($1, f, \" \");
              "if (k == \"old\") old[$0] = s; else if (s - old[$0] > l) {{ print s \" \" $0; exit }} }}'")
 
 
-class ChangeRefused(Exception):
+class _ChangeRefused(Exception):
     """Internal: the agent's change is refused before grading (its failure: `patch_failed`)."""
 
 
@@ -132,13 +132,13 @@ class SWEEnv(Env):
         return [], True
 
     async def current_diff(self) -> str:
-        """The agent's changes against base_commit (new files included, binary-safe); `ChangeRefused` when
+        """The agent's changes against base_commit (new files included, binary-safe); `_ChangeRefused` when
         a file or the whole change is over `max_diff_bytes`, or the change holds binary files."""
         t, base, limit = self.swe_task, shlex.quote(self.swe_task.base_commit), self.max_diff_bytes
         big = await self.sandbox.aexec(OVERSIZED.format(base=base, limit=limit), timeout=120)
         if big.exit_code == 0 and big.output.strip():
             size, _, path = big.output.strip().partition(" ")
-            raise ChangeRefused(f"the change makes {path} {int(size):,} bytes (over {limit:,} bytes more than at the "
+            raise _ChangeRefused(f"the change makes {path} {int(size):,} bytes (over {limit:,} bytes more than at the "
                                 "base commit); changes that large are not graded")
         res = await self.sandbox.aexec(f"git add -A && git diff --cached --binary {base} > /tmp/.rollgym-agent.diff "
                                        "&& stat -c %s /tmp/.rollgym-agent.diff", timeout=120)
@@ -146,12 +146,12 @@ class SWEEnv(Env):
             raise SandboxDeadError(f"git diff failed: {res.output[-500:]}")
         size = int(res.output.strip().splitlines()[-1])
         if size > limit:
-            raise ChangeRefused(f"the change is {size:,} bytes; changes over {limit:,} bytes are not graded")
+            raise _ChangeRefused(f"the change is {size:,} bytes; changes over {limit:,} bytes are not graded")
         data = await asyncio.to_thread(self.sandbox.read_file, "/tmp/.rollgym-agent.diff", limit + 1)
         diff = data.decode("utf-8", errors="surrogateescape")
         problem = diff_problem(diff, limit)
         if problem:
-            raise ChangeRefused(problem)
+            raise _ChangeRefused(problem)
         return diff
 
     async def compute_reward(self):
@@ -161,7 +161,7 @@ class SWEEnv(Env):
             return 0.0, self.grade.reward_components()
         try:
             self.final_diff = await self.current_diff()
-        except ChangeRefused as refused:  # the agent's doing: a wrong answer, decided in seconds
+        except _ChangeRefused as refused:  # the agent's doing: a wrong answer, decided in seconds
             self.final_diff = ""
             self.grade = GradeResult(instance_id=self.swe_task.instance_id, status="patch_failed", error=str(refused))
         except Exception as exc:  # noqa: BLE001 - a dead sandbox: infrastructure, not a wrong answer

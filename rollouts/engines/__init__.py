@@ -1,8 +1,7 @@
 """Inference engines behind one token-in/token-out interface (`Engine.generate`).
 
-Pick one with a spec string: `make_engine("smollm2-135m")`, `make_engine("hf:/path")`,
-`make_engine("vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B")`, `make_engine("openai:gpt-4o-mini")`.
-Heavy engines (torch, vLLM, openai) are imported only when built.
+Users pick one with a spec string through `rollgym.Policy("smollm2-135m")` (engine + certified tokenizer);
+`make_engine(spec)` builds the engine alone. Heavy engines (torch, vLLM, openai) are imported only when built.
 """
 
 from .base import Engine, FinishReason, Generation, SamplingParams, GenerationTimings

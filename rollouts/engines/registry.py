@@ -30,6 +30,8 @@ class EngineScheme:
     #: rest of the spec -> the tokenizer's directory or hub id (None: cannot tell; chat engines need none)
     tokenizer_source: Callable[[str], str | None] = lambda rest: None
     token_exact: bool = True
+    #: rest of the spec -> why it is malformed (None when fine), checked when the spec is parsed
+    problem: Callable[[str], str | None] = lambda rest: None
 
 
 @dataclass(frozen=True)
@@ -53,13 +55,15 @@ _ALIASES: dict[str, str] = {}
 
 
 def register_engine(scheme: str, factory: Callable[..., Any], *, example: str, summary: str,
-                    tokenizer_source: Callable[[str], str | None] | None = None, token_exact: bool = True) -> None:
+                    tokenizer_source: Callable[[str], str | None] | None = None, token_exact: bool = True,
+                    problem: Callable[[str], str | None] | None = None) -> None:
     """Register `scheme:` so `make_engine("scheme:rest", **kw)` calls `factory(rest, **kw)`.
 
     `tokenizer_source(rest)` says where the model's tokenizer lives (for `Policy`); `token_exact=False`
     marks a chat engine (messages in, text out) that needs no tokenizer.
     """
-    _SCHEMES[scheme] = EngineScheme(scheme, factory, example, summary, tokenizer_source or (lambda rest: None), token_exact)
+    _SCHEMES[scheme] = EngineScheme(scheme, factory, example, summary, tokenizer_source or (lambda rest: None), token_exact,
+                                    problem or (lambda rest: None))
 
 
 def register_alias(name: str, spec: str) -> None:
@@ -100,6 +104,9 @@ def parse_spec(spec: str) -> EngineSpec:
         raise _unknown(spec, f"unknown engine scheme {scheme + ':'!r} in {spec!r}")
     if not rest:
         raise _unknown(spec, f"{spec!r} names no model; write it like {_SCHEMES[scheme].example}")
+    problem = _SCHEMES[scheme].problem(rest)
+    if problem:
+        raise _unknown(spec, problem)
     return EngineSpec(spec, _SCHEMES[scheme], rest)
 
 
@@ -120,9 +127,17 @@ def _vllm_server(rest: str, **kw: Any):
     from .vllm_server import VLLMServerEngine
 
     url, model = _split_url_model(rest)
-    if not url.startswith(("http://", "https://")):
-        raise _unknown(f"vllm:{rest}", "a vllm: spec needs the server URL, e.g. vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B")
     return VLLMServerEngine(url, model or kw.pop("model", None), **kw)
+
+
+def _url_problem(scheme: str, example: str) -> Callable[[str], str | None]:
+    def problem(rest: str) -> str | None:
+        if scheme == "vllm" and not rest.startswith(("http://", "https://")):
+            return f"a vllm: spec needs the server URL, e.g. {example}"
+        if scheme == "openai" and rest.startswith(("http://", "https://")) and not _split_url_model(rest)[1]:
+            return f"an openai: spec with a URL needs #MODEL, e.g. {example}"
+        return None
+    return problem
 
 
 def _vllm_local(rest: str, **kw: Any):
@@ -136,8 +151,6 @@ def _openai(rest: str, **kw: Any):
 
     if rest.startswith(("http://", "https://")):
         url, model = _split_url_model(rest)
-        if not model:
-            raise _unknown(f"openai:{rest}", "an openai: spec with a URL needs #MODEL, e.g. openai:http://127.0.0.1:9000/v1#gpt-4o-mini")
         return OpenAIChatEngine(model, base_url=url, **kw)
     return OpenAIChatEngine(rest, **kw)
 
@@ -145,9 +158,10 @@ def _openai(rest: str, **kw: Any):
 register_engine("hf", _hf, example="hf:/path/to/model", summary="Hugging Face model in this process (CPU or GPU)",
                 tokenizer_source=lambda rest: rest)
 register_engine("vllm", _vllm_server, example="vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B", summary="a running vLLM server",
-                tokenizer_source=lambda rest: _split_url_model(rest)[1])
+                tokenizer_source=lambda rest: _split_url_model(rest)[1],
+                problem=_url_problem("vllm", "vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B"))
 register_engine("vllm-local", _vllm_local, example="vllm-local:Qwen/Qwen3-8B", summary="vLLM in this process (GPU)",
                 tokenizer_source=lambda rest: rest)
 register_engine("openai", _openai, example="openai:gpt-4o-mini", summary="hosted chat model (not token-exact)",
-                token_exact=False)
+                token_exact=False, problem=_url_problem("openai", "openai:http://127.0.0.1:9000/v1#gpt-4o-mini"))
 register_alias(DEFAULT_MODEL, f"hf:{DEFAULT_MODEL}")

@@ -11,6 +11,7 @@ import asyncio
 from typing import Callable, Sequence
 
 from .base import Generation, SamplingParams
+from .errors import EngineError
 from .validation import checked_generation, validate_prompt
 
 Policy = Callable[[list[int], SamplingParams], Sequence[int]]
@@ -40,7 +41,7 @@ class ScriptedEngine:
         elif self._queue:
             planned = self._queue.pop(0)
         else:
-            raise RuntimeError("ScriptedEngine: the script has no completions left")
+            raise EngineError("ScriptedEngine: the script has no completions left")
         out, finish, stop_id = [], "length", None
         stops = set(sampling.stop_token_ids)
         for tok in planned:

@@ -29,6 +29,8 @@ import torch
 from .base import Generation, SamplingParams, GenerationTimings
 from .batch_decoder import BatchDecoder, DecodeRow
 from .default_model import DEFAULT_MODEL, resolve_model_dir
+from rollgym.errors import UsageError
+
 from .errors import EngineError, ModelUnavailableError
 from .validation import checked_generation, validate_prompt
 
@@ -72,7 +74,7 @@ class TransformersEngine:
         `PreTrainedModel` (a trainer's model generates without a weight copy). `eos_token_ids` replaces the
         default stop ids (generation_config/config/`tokenizer` EOS); pass `[]` to stop only on `stop_token_ids`."""
         if max_batch_size < 1:
-            raise ValueError("max_batch_size must be >= 1")
+            raise UsageError("max_batch_size must be >= 1")
         if isinstance(model, (str, Path)):
             from transformers import AutoModelForCausalLM
 
@@ -90,7 +92,7 @@ class TransformersEngine:
             self.model = model_name or str(model)
         else:
             if not hasattr(model, "config") or not callable(model):
-                raise TypeError("model must be a model name, a directory, or a transformers PreTrainedModel")
+                raise UsageError("model must be a model name, a directory, or a transformers PreTrainedModel")
             self._model = model
             self.model = model_name or getattr(model.config, "_name_or_path", "") or type(model).__name__
         config = self._model.config

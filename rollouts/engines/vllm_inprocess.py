@@ -24,6 +24,8 @@ import uuid
 from typing import Any, Sequence
 
 from .base import Generation, SamplingParams, GenerationTimings
+from rollgym.errors import UsageError
+
 from .errors import EngineError, EngineUnavailableError, InvalidOutputError, ServerError
 from .validation import check_context, checked_generation, validate_prompt
 
@@ -115,7 +117,7 @@ class VLLMEngine:
         """`model` is a HF id or directory; extra keyword arguments go to vLLM's `AsyncEngineArgs`.
         The engine starts on first use (so constructing one never needs a GPU)."""
         if engine_args.get("logprobs_mode", LOGPROBS_MODE) != LOGPROBS_MODE:
-            raise ValueError(f"VLLMEngine always runs with logprobs_mode={LOGPROBS_MODE!r} (token-exact logprobs)")
+            raise UsageError(f"VLLMEngine always runs with logprobs_mode={LOGPROBS_MODE!r} (token-exact logprobs)")
         engine_args.pop("logprobs_mode", None)
         self.model = model
         self.max_model_len = max_model_len

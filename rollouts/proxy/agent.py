@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import ProxyError, UsageError
-from rollgym.rollouts.policy import Policy, as_policy
+from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.records import ErrorRecord, Rollout
 
 from .session import ProxySession
@@ -142,16 +142,15 @@ def agent_rollout_func(agent: Agent, reward: Reward | None = None, *, policy: Po
     (`Policy.from_trainer`). `reward(row, output, rollout)` scores each outcome (e.g. an SWE grader on the
     agent's diff); errored rows get reward None.
     """
-    from rollgym.rollouts.trl import group_positions, to_trl_columns
+    from rollgym.rollouts.trl import group_positions, policy_for_trainer, to_trl_columns
     from rollgym.rollouts.trl import task_from_prompt as default_task
 
     from .server import RecordingProxy
 
     to_task = task_from_prompt or default_task
-    state: dict[str, Any] = {"policy": as_policy(policy, chat_template=chat_template)[0] if policy is not None else None}
+    state: dict[str, Any] = {"policy": policy_for_trainer(policy, chat_template)}
 
     def rollout_func(prompts: list, trainer: Any) -> dict:
-        from_trainer = policy is None
         if state["policy"] is None:
             state["policy"] = Policy.from_trainer(trainer, chat_template=chat_template)
         pol: Policy = state["policy"]
@@ -164,9 +163,8 @@ def agent_rollout_func(agent: Agent, reward: Reward | None = None, *, policy: Po
                 async with RecordingProxy(pol, settings=settings) as proxy:
                     return await run_agents(proxy, agent, rows, reward=reward, concurrency=concurrency,
                                             timeout_s=timeout_s, group_ids=groups, sessions_out=sessions)
-            finally:
-                if from_trainer:
-                    await pol.aclose()
+            finally:  # each step runs on its own event loop: its engine (current weights) closes with it
+                await pol.aclose()
 
         rollouts = asyncio.run(run())
         for r, i in zip(rollouts, positions):

@@ -129,7 +129,10 @@ class RecordingProxy:
                 return
             started.set()
             assert self._task is not None
-            await self._task
+            try:
+                await self._task
+            finally:
+                await self.stop()  # closes the policy's engine if this proxy built the policy
 
         thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True, name="rollgym-proxy")
         thread.start()

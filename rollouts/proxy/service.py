@@ -38,11 +38,16 @@ class ProxyCore:
     """The proxy without HTTP: sessions, and the chat/completions logic every route calls."""
 
     def __init__(self, policy: Policy, settings: ProxySettings | None = None) -> None:
-        self.engine: Engine = policy.engine
+        self.policy = policy
         self.tokenizer: ChatTokenizer = policy.tokenizer
         self.settings = settings or ProxySettings()
         self.store = SessionStore(self.settings)
         self.model_name = self.settings.model_name or str(getattr(self.engine, "model", "") or "rollgym")
+
+    @property
+    def engine(self) -> Engine:
+        """The policy's engine now (a policy rebuilds it after being closed)."""
+        return self.policy.engine
 
     def create_session(self, session_id: str | None = None, base_url: str = "", metadata: dict | None = None) -> ProxySession:
         return self.store.create(self.tokenizer, session_id=session_id, base_url=base_url, metadata=metadata,

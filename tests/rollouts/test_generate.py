@@ -161,3 +161,20 @@ def test_writer_keeps_a_rollout_with_a_value_json_cannot_hold(tmp_path):
     writer.close()
     (back,) = read_rollouts(writer.path)
     assert back.key == ("t", 0) and back.turns[0].tool_calls[0].arguments["when"].startswith("<object object at")
+
+
+class _OwnIdEnv(CalculatorEnv):
+    """Reports an id of its own for each task: the row's id (what resume matches) must still win."""
+
+    async def setup(self, task):
+        messages, meta = await super().setup(task)
+        return messages, {**meta, "task_id": "own-" + meta["task_id"]}
+
+
+async def test_the_rows_id_is_what_resume_and_groups_use(tool_tok, say, tmp_path):
+    rows = [{"question": "What is 2?", "answer": 2, "task_id": "row-a"}]
+    policy = Policy(engine=ScriptedEngine(lambda p, s: say.call("submit", answer=2)), tokenizer=tool_tok)
+    for _ in range(2):
+        await generate_to_dir(env=_OwnIdEnv, tasks=rows, policy=policy, out=tmp_path, n=1, resume=True)
+    [rollout] = list(read_rollouts(tmp_path / "rollouts.jsonl"))
+    assert (rollout.task_id, rollout.group_id, rollout.meta["env_task_id"]) == ("row-a", "row-a", "own-row-a")

@@ -83,3 +83,74 @@ async def test_a_spec_string_works_wherever_a_policy_does(say, tool_tok):
     rollout = await rg.rollout("rollgym/Calculator-v0", rg.Policy(engine=ScriptedEngine([say.call("submit", answer=1)]),
                                                                   tokenizer=tool_tok), task={"task_id": "t", "question": "1?", "answer": 1})
     assert rollout.reward == 1.0 and rollout.env_id == "rollgym/Calculator-v0" and rollout.task_id == "t"
+
+
+class _CountingEngine(ScriptedEngine):
+    """A scripted engine that counts how many were built and closed (registered as `counting:`)."""
+
+    built: list = []
+
+    def __init__(self, rest: str, script=None):
+        super().__init__(script or (lambda prompt, sampling: _CountingEngine.reply))
+        self.closed = False
+        _CountingEngine.built.append(self)
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await super().aclose()
+
+
+@pytest.fixture
+def counting(say):
+    from rollgym.rollouts.engines import register_engine
+
+    _CountingEngine.built, _CountingEngine.reply = [], say.call("submit", answer=1)
+    register_engine("counting", _CountingEngine, example="counting:x", summary="test engine",
+                    tokenizer_source=lambda rest: "smollm2-135m")
+    return _CountingEngine
+
+
+def test_trl_adapter_builds_and_closes_the_engine_every_step_and_groups_repeats(counting):
+    import json
+    from types import SimpleNamespace
+
+    trainer = SimpleNamespace(args=SimpleNamespace(max_completion_length=32, temperature=1.0, top_p=1.0, top_k=0))
+    rollout_func = rg.make_rollout_func("rollgym/Calculator-v0", rg.Policy("counting:x"))
+    task = {"task_id": "q1", "question": "1?", "answer": 1}  # TRL repeats a prompt: the repeats form one group
+    prompts = [json.dumps(task), json.dumps(task), json.dumps(dict(task, task_id="q2", answer=2))]
+    for _ in range(2):  # each TRL step is its own event loop: its engine must not outlive it
+        columns = rollout_func(prompts, trainer)
+        assert columns["reward"] == [1.0, 1.0, 0.0]
+    assert len(counting.built) == 2 and all(e.closed for e in counting.built)
+    last = rollout_func.last_rollouts
+    assert [r.sample_index for r in last] == [0, 1, 0] and last[0].group_id == last[1].group_id != last[2].group_id
+    with pytest.raises(rg.UsageError, match="chat_template"):
+        rg.make_rollout_func("rollgym/Calculator-v0", rg.Policy("counting:x"), chat_template="x.jinja")
+
+
+def test_a_proxy_in_a_thread_closes_the_policy_it_built(counting):
+    import openai
+
+    with rg.RecordingProxy("counting:x").in_thread() as proxy:
+        session = proxy.session()
+        client = openai.OpenAI(base_url=session.base_url, api_key="x")
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], max_tokens=40)
+    assert len(counting.built) == 1 and counting.built[0].closed
+    assert len(session.rollouts()) == 1
+
+
+def test_a_spec_is_checked_when_the_policy_is_made():
+    from rollgym.rollouts.engines import UnknownEngineError
+
+    with pytest.raises(UnknownEngineError, match="needs the server URL"):
+        rg.Policy("vllm:localhost:8000/v1#smollm2-135m")
+    with pytest.raises(UnknownEngineError, match="needs #MODEL"):
+        rg.Policy("openai:http://127.0.0.1:9/v1")
+
+
+async def test_a_policy_whose_engine_cannot_be_built_fails_the_call_before_any_environment(tool_tok):
+    from rollgym.rollouts.engines import ModelUnavailableError
+
+    with pytest.raises(ModelUnavailableError):
+        await rg.run_rollouts("rollgym/Calculator-v0", [{"task_id": "t", "question": "1?", "answer": 1}],
+                              rg.Policy("hf:/no-such-model-dir", tokenizer=tool_tok))

@@ -57,3 +57,14 @@ def test_client_errors_are_not_retried():
     with pytest.raises(SandboxError):
         with_retries(fn, "create", base_delay_s=0.001)
     assert len(calls) == 1
+
+
+def test_an_unreachable_daemon_is_a_sandbox_error_not_an_environment_bug(tmp_path, monkeypatch):
+    """Translated at the boundary, so the loop files it under `sandbox` by isinstance."""
+    from rollgym.envs.sandbox import daemon
+    from rollgym.envs.sandbox.images import image_exists
+
+    monkeypatch.setattr(daemon, "_CLIENT", None)  # restored after the test
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    with pytest.raises(SandboxError, match="cannot reach the Docker engine"):
+        image_exists("rollgym/base:x")
