@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, TypedDict
 
 import gymnasium
 
-from rollgym.errors import UsageError
+from rollgym.errors import EnvError, UsageError
 
 from .errors import EpisodeStateError, InvalidActionError
 from .spaces import action_space, message_problem, observation_space
@@ -131,8 +131,11 @@ class Env(gymnasium.Env):
         if terminated or truncated:
             self.done = True
             info["finish_reason"] = self._finish_reason or "max_turns"
-            reward, components = await self.compute_reward()
-            info["reward_components"] = components
+            try:
+                reward, components = await self.compute_reward()
+                info["reward_components"] = components
+            except EnvError as exc:  # the episode could not be scored (e.g. grading died): reported, not raised
+                info.setdefault("error", exc)
         return messages, float(reward), terminated, truncated, info
 
     async def aclose(self) -> None:

@@ -28,6 +28,11 @@ OVERSIZED = ("{{ git ls-tree -r -l {base} | awk -F '\\t' '{{split($1, f, \" \");
              "if (k == \"old\") old[$0] = s; else if (s - old[$0] > l) {{ print s \" \" $0; exit }} }}'")
 
 
+class GradingFailed(SandboxError):
+    """The episode could not be graded for an infrastructure reason (its `GradeResult` says which): the
+    rollout carries this error, so a trainer drops it rather than training on a reward of 0."""
+
+
 class _ChangeRefused(Exception):
     """Internal: the agent's change is refused before grading (its failure: `patch_failed`)."""
 
@@ -172,6 +177,8 @@ class SWEEnv(Env):
             if not self.grade_on_end:
                 return 0.0, {"diff_chars": float(len(self.final_diff))}
             self.grade = await asyncio.to_thread(grade_patch, self.swe_task, self.final_diff)
+        if self.grade.infra_failure:
+            raise GradingFailed(f"{self.swe_task.instance_id} was not graded ({self.grade.status}): {self.grade.error}")
         return float(self.grade.resolved), self.grade.reward_components()
 
     async def astep(self, action: dict):

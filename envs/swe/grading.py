@@ -120,8 +120,13 @@ def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) 
     if res.timed_out:
         result.status, result.error = "timeout", f"the tests did not finish within {task.test_timeout_s:.0f}s"
         return
-    if res.exit_code == 137 or "OOMKilled" in sb.status():
+    state = sb.status()
+    if "OOMKilled" in state or (res.exit_code == 137 and state.startswith("running")):
         result.status, result.error = "oom", "the test run was killed (out of memory)"
+        return
+    if res.exit_code is None or not state.startswith("running"):  # killed, stopped, or the daemon lost it
+        result.status = "infra_error"
+        result.error = f"the test run did not complete (container {state}): {res.output[-500:]}"
         return
     try:
         report = json.loads(sb.read_file(results_path))

@@ -73,3 +73,24 @@ def test_cancelling_a_batch_releases_every_sandbox(tool_tok, say, swe_task):
 
     asyncio.run(main())
     assert set(list_containers(run_id=RUN_ID)) - before == set()
+
+
+@pytest.mark.parametrize("cut_short", [False, True])
+def test_grading_that_did_not_complete_is_a_sandbox_error_on_the_rollout(tool_tok, say, swe_task, monkeypatch, cut_short):
+    """Whether the agent submits or the loop cuts the episode short, an infrastructure grading status puts a
+    `sandbox` error on the rollout, so `env_reward` gives None (dropped) instead of a reward of 0 to train on.
+    The grader's fault is injected here; the real kill of a grading container is in test_swe_grading.py."""
+    import rollgym as rg
+    from rollgym.envs.swe import GradeResult
+    from rollgym.envs.swe import env as swe_env
+
+    monkeypatch.setattr(swe_env, "grade_patch", lambda task, diff: GradeResult(
+        instance_id=task.instance_id, status="infra_error", error="the test run did not complete (container exited)"))
+    script = [say.call("bash", command="echo edit >> README.rst")] + ([] if cut_short else [say.call("submit")])
+    rollout = asyncio.run(run_rollout(rg.make("rollgym/SWE-v0"), Policy(engine=ScriptedEngine(script), tokenizer=tool_tok),
+                                      swe_task.model_dump(mode="json"), limits=Limits(max_turns=1 if cut_short else 3)))
+    assert rollout.error is not None and rollout.error.category == "sandbox" and rollout.error.type == "GradingFailed"
+    assert "did not complete" in rollout.error.message and rollout.reward == 0.0
+    from rollgym.rollouts.trl import to_trl_columns
+
+    assert rg.env_reward(**to_trl_columns([rollout], pad_id=0)) == [None]

@@ -123,3 +123,34 @@ def test_test_path_rules():
     diff = "diff --git a/parse.py b/parse.py\n+x\ndiff --git a/tests/test_a.py b/tests/test_a.py\n+y\n"
     kept, dropped = filter_agent_diff(diff, set())
     assert kept == "diff --git a/parse.py b/parse.py\n+x\n" and dropped == ["tests/test_a.py"]
+
+
+@pytest.mark.parametrize("how", ["kill", "stop"])
+def test_a_grading_run_that_did_not_complete_is_an_infrastructure_status_never_graded(tasks, base_file, how):
+    """The grading container dies during pytest (killed, or stopped): not the agent's wrong answer."""
+    import threading
+    import time
+
+    from rollgym.envs.sandbox import docker_client
+
+    task = tasks["parse__fixed-spans"]
+    src = base_file(task, "parse.py")
+    slow = _edit("parse.py", src, src.replace("import logging\n", "import logging, time\ntime.sleep(20)\n", 1))
+    name = f"grade-{task.instance_id}"
+
+    def kill_when_tests_run() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for c in docker_client().containers.list(filters={"label": f"rollgym.task_id={name}"}):
+                if "pytest" in str(c.top()):
+                    time.sleep(1.0)
+                    c.kill() if how == "kill" else c.stop(timeout=1)
+                    return
+            time.sleep(0.2)
+
+    killer = threading.Thread(target=kill_when_tests_run, daemon=True)
+    killer.start()
+    res = grade_patch(task, slow)
+    killer.join(timeout=5)
+    assert res.status != "graded" and res.infra_failure, res
+    assert res.reward_components()["infra_failure"] == 1.0 and not res.resolved
