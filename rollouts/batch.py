@@ -10,7 +10,7 @@ from rollgym.errors import UsageError
 
 from .engines.base import SamplingParams
 from .limits import Limits
-from .loop import _env_category, check_sampling, run_rollout
+from .loop import check_sampling, env_failure_category, run_rollout
 from .policy import Policy, as_policy
 from .records import ErrorRecord, Rollout
 
@@ -93,7 +93,7 @@ async def run_job(factory: EnvFactory, env_id: str, job: Job, policy: Policy, *,
         instance = factory()
     except Exception as exc:  # a broken factory is one errored rollout, not a crashed batch
         rollout = Rollout(env_id=env_id, task_id=tid, group_id=group, sample_index=si, stop_reason="error",
-                          error=ErrorRecord(category=_env_category(exc), type=type(exc).__name__, message=str(exc)))
+                          error=ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)))
     else:
         rollout = await run_rollout(instance, policy, task, limits=limits, env_id=env_id, group_id=group,
                                     sample_index=si, sampling=sampling.model_copy(update={"seed": sample_seed(sampling.seed, ti, si)}))

@@ -12,12 +12,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rollgym.envs.core.tasks import task_id_of
 
-from .batch import run_rollouts
+from .batch import EnvFactory, run_rollouts
 from .engines.base import SamplingParams
 from .engines.default_model import DEFAULT_MODEL
 from .limits import Limits
 from .output import OutputExistsError, RolloutWriter, read_rollouts, summarize, write_summary
-from .policy import Policy
+from .policy import Policy, as_policy
 from .records import Rollout
 from .tasks import load_tasks
 from .workers import WorkerStartError, own_process_gc
@@ -38,7 +38,7 @@ class _LiveStats:
         return f"reward {self.reward / self.n:.3f} | {rate:,.0f} tok/s | errors {self.errors}"
 
 
-async def generate_to_dir(*, env: str, tasks: list[dict[str, Any]], policy: Policy | str, out: str | Path,
+async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]], policy: Policy | str, out: str | Path,
                           n: int = 4, concurrency: int = 16, limits: Limits | None = None,
                           sampling: SamplingParams | None = None, resume: bool = False, console: Console | None = None,
                           env_kwargs: dict | None = None, workers: int = 1) -> dict:
@@ -80,13 +80,16 @@ def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path,
     write `out/summary.json`; return the summary. What `rollgym generate` runs.
 
     `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
-    environment's own `default_tasks`). Call it from synchronous code (it runs its own event loop).
+    environment's own `default_tasks`). Call it from synchronous code: it runs its own event loop, so an
+    engine the policy builds for it is closed when it returns (the policy builds another on its next use).
     """
     rows = load_tasks(env, tasks, num_tasks=num_tasks) if tasks is None or isinstance(tasks, str) else list(tasks)[:num_tasks]
 
     async def run() -> dict:
-        return await generate_to_dir(env=env, tasks=rows, policy=policy, out=out, n=n, concurrency=concurrency,
-                                     limits=limits, sampling=sampling, resume=resume, console=console, workers=workers)
+        pol, _ = as_policy(policy)
+        async with pol:
+            return await generate_to_dir(env=env, tasks=rows, policy=pol, out=out, n=n, concurrency=concurrency,
+                                         limits=limits, sampling=sampling, resume=resume, console=console, workers=workers)
 
     return asyncio.run(run())
 
@@ -118,14 +121,9 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
         console.print(f"[red]error:[/red] {exc}")
         return 2
     own_process_gc()  # this process is the CLI's own
-
-    async def run() -> dict:
-        async with policy:  # closes the engine on this event loop, the one it ran on
-            return await generate_to_dir(env=env, tasks=rows, policy=policy, out=out, n=n, concurrency=concurrency,
-                                         limits=limits, sampling=sampling, resume=resume, console=console, workers=workers)
-
     try:
-        summary = asyncio.run(run())
+        summary = generate(env, policy, out=out, tasks=rows, n=n, concurrency=concurrency, limits=limits,
+                           sampling=sampling, resume=resume, workers=workers, console=console)
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
                       "run the same command with --resume to continue")

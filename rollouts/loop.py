@@ -43,7 +43,7 @@ def _error(category: ErrorCategory, exc: BaseException, turn: int | None) -> Err
     return ErrorRecord(category=category, type=type(exc).__name__, message=str(exc)[:2000], turn=turn)
 
 
-def _env_category(exc: BaseException) -> ErrorCategory:
+def env_failure_category(exc: BaseException) -> ErrorCategory:
     """Sandbox failures (dead container, daemon errors) are told apart from the environment's own."""
     return "sandbox" if isinstance(exc, SandboxError) else "environment"
 
@@ -157,7 +157,7 @@ async def _final_reward(env: Any, rollout: Rollout, limits: Limits) -> None:
         rollout.reward, rollout.reward_components = _checked_reward(reward, components)
     except Exception as exc:
         if rollout.error is None:
-            rollout.error = _error(_env_category(exc), exc, len(rollout.turns))
+            rollout.error = _error(env_failure_category(exc), exc, len(rollout.turns))
 
 
 async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: SamplingParams, rollout: Rollout) -> None:
@@ -166,7 +166,7 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
     try:
         messages, info = await env.areset(options={"task": task} if task is not None else None)
     except Exception as exc:
-        raise _Stop("error", _error(_env_category(exc), exc, None)) from None
+        raise _Stop("error", _error(env_failure_category(exc), exc, None)) from None
     rollout.timings.reset_s = time.perf_counter() - t
     tools = info.get("tools") or None
     rollout.task_id = str(info.get("task_id") or rollout.task_id)
@@ -256,7 +256,7 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
         try:
             reply, reward, terminated, truncated, step_info = await env.astep(action)
         except Exception as exc:
-            raise _Stop("error", _error(_env_category(exc), exc, index)) from None
+            raise _Stop("error", _error(env_failure_category(exc), exc, index)) from None
         finally:
             turn["env_s"] = time.perf_counter() - t
         problem = _reply_problem(reply)
@@ -276,7 +276,7 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
     history += reply
     failure = step_info.get("error")
     if failure is not None:
-        raise _Stop("error", _error(_env_category(failure), failure, index), scored=True)
+        raise _Stop("error", _error(env_failure_category(failure), failure, index), scored=True)
     if terminated or truncated:
         reason = "env_truncated" if truncated else "no_tool_call" if not action.get("tool_calls") else "env_terminated"
         raise _Stop(reason, truncated=bool(truncated), scored=True, reward=(reward, components))

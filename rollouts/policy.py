@@ -42,6 +42,7 @@ class Policy:
         Policy("smollm2-135m")                               # the embedded default model, in-process
         Policy("vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B") # a vLLM server (tokenizer: the #model)
         Policy(engine=my_engine, tokenizer="/path/to/model")  # your own engine object
+        Policy(engine_factory=build, tokenizer=...)          # a function that builds the engine on each use
         Policy.from_trainer(trainer)                          # TRL: the trainer's generator, current weights
 
     The tokenizer is built (and certified) at once, so a wrong spec fails here; the engine is built on
@@ -50,18 +51,18 @@ class Policy:
     engine); one holding an engine object pickles that object.
     """
 
-    def __init__(self, spec: str | None = None, *, engine: Any = None, tokenizer: Any = None,
-                 chat_template: str | None = None, need_tools: bool = True, log: Callable[[str], None] | None = None,
-                 engine_kwargs: dict[str, Any] | None = None) -> None:
-        if (spec is None) == (engine is None):
-            raise UsageError("give a Policy either a spec string (e.g. 'smollm2-135m') or engine=..., not both")
+    def __init__(self, spec: str | None = None, *, engine: Any = None, engine_factory: Callable[[], Any] | None = None,
+                 tokenizer: Any = None, chat_template: str | None = None, need_tools: bool = True,
+                 log: Callable[[str], None] | None = None, engine_kwargs: dict[str, Any] | None = None) -> None:
+        if sum(x is not None for x in (spec, engine, engine_factory)) != 1:
+            raise UsageError("give a Policy either a spec string (e.g. 'smollm2-135m'), engine=... or engine_factory=..., "
+                             "exactly one of them")
         self.spec = spec
         self._parsed: EngineSpec | None = parse_spec(spec) if spec is not None else None
         self._engine_kwargs = dict(engine_kwargs or {})
         self._given_engine = engine
         self._engine: Any = engine
-        self._factory: Callable[[], Any] | None = None
-        self._tokenizer_args = (chat_template, need_tools)
+        self._factory = engine_factory
         self.token_exact = bool(self._parsed.scheme.token_exact if self._parsed else getattr(engine, "token_exact", True))
         self.tokenizer: ChatTokenizer | None = None
         if self.token_exact:
@@ -78,19 +79,13 @@ class Policy:
         `processing_class`; the engine is rebuilt after each `aclose()`, so every step uses current weights."""
         from .trl import engine_from_trainer
 
-        policy = cls.__new__(cls)
-        policy.spec, policy._parsed, policy._engine_kwargs = None, None, {}
-        policy._given_engine = policy._engine = None
-        policy._factory = lambda: engine_from_trainer(trainer)
-        policy._tokenizer_args = (chat_template, True)
-        policy.token_exact = True
-        policy.tokenizer = certified_tokenizer(trainer.processing_class, chat_template=chat_template)
-        return policy
+        return cls(engine_factory=lambda: engine_from_trainer(trainer), tokenizer=trainer.processing_class,
+                   chat_template=chat_template)
 
     # --- the engine -------------------------------------------------------------------------------
     @property
     def engine(self) -> Any:
-        """The engine, built on first use from the spec (or the trainer)."""
+        """The engine, built on first use from the spec (or the factory)."""
         if self._engine is None:
             if self._parsed is not None:
                 self._engine = self._parsed.build(**self._engine_kwargs)
@@ -100,7 +95,9 @@ class Policy:
 
     @property
     def name(self) -> str:
-        return self.spec or str(getattr(self.engine, "name", type(self.engine).__name__))
+        """The spec, or the engine's name (without building an engine just to name it)."""
+        engine = self._engine or self._factory
+        return self.spec or str(getattr(engine, "name", None) or getattr(engine, "__name__", type(engine).__name__))
 
     @property
     def stop_token_ids(self) -> list[int]:
@@ -133,7 +130,8 @@ class Policy:
         if state["_engine"] is not state["_given_engine"]:
             state["_engine"] = None  # built here: the other process builds its own from the spec
         if state["_factory"] is not None:
-            raise UsageError("a Policy made from a trainer cannot leave this process (the model lives here)")
+            raise UsageError("a Policy that builds its engine with a function (e.g. from a trainer) cannot leave this "
+                             "process: give worker processes a spec string")
         state["_parsed"] = None  # the registry's functions stay here; the spec is parsed again on arrival
         return state
 
@@ -143,7 +141,7 @@ class Policy:
             self._parsed = parse_spec(self.spec)
 
     def __repr__(self) -> str:
-        return f"Policy({self.spec!r})" if self.spec else f"Policy(engine={type(self._given_engine).__name__})"
+        return f"Policy({self.spec!r})" if self.spec else f"Policy(engine={self.name})"
 
 
 def as_policy(policy: "Policy | str", **kwargs: Any) -> tuple[Policy, bool]:

@@ -26,7 +26,7 @@ def _fail(what: str) -> EnvCheckError:
     return EnvCheckError(f"check_env: {what}")
 
 
-def _check_reset(env: Any, messages: Any, info: Any) -> None:
+def _check_reset(messages: Any, info: Any) -> None:
     if not isinstance(messages, list) or not messages:
         raise _fail(f"reset() must return a non-empty list of chat messages, got {type(messages).__name__}")
     for i, message in enumerate(messages):
@@ -104,7 +104,7 @@ def check_env(env: gymnasium.Env, *, task: dict | None = None) -> None:
         raise _fail(f"gymnasium's checker failed: {exc}") from exc
     try:
         messages, info = raw.reset(seed=0, options={"task": task} if task is not None else None)
-        _check_reset(raw, messages, info)
+        _check_reset(messages, info)
         _check_step(raw.step(dict(_TEXT_REPLY)))
     finally:
         raw.close()

@@ -187,8 +187,9 @@ class StrReplaceEditor:
 
     def undo(self, path: str) -> str:
         stack = self.history.get(path)
-        if not stack and self._entry(path).kind == "file":  # edited through a symlink: the history is the file's
-            stack = self.history.get(self._entry(path).real)
+        if not stack:  # edited through a symlink: the history is kept under the file's real path
+            entry = self._entry(path)
+            stack = self.history.get(entry.real) if entry.kind == "file" else None
         if not stack:
             raise EditorError(f"no edit to undo for {path}")
         before = stack.pop()

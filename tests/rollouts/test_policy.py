@@ -154,3 +154,21 @@ async def test_a_policy_whose_engine_cannot_be_built_fails_the_call_before_any_e
     with pytest.raises(ModelUnavailableError):
         await rg.run_rollouts("rollgym/Calculator-v0", [{"task_id": "t", "question": "1?", "answer": 1}],
                               rg.Policy("hf:/no-such-model-dir", tokenizer=tool_tok))
+
+
+async def test_an_engine_factory_builds_anew_after_each_close_and_stays_in_its_process(tool_tok, say):
+    built = []
+
+    def build():
+        built.append(ScriptedEngine([say.text("hi")]))
+        return built[-1]
+
+    policy = rg.Policy(engine_factory=build, tokenizer=tool_tok)
+    assert built == [] and policy.token_exact and policy.name == "build"  # naming it builds nothing
+    async with policy:
+        assert policy.engine is built[0]
+    assert policy.engine is built[1]
+    with pytest.raises(rg.UsageError, match="cannot leave this process"):
+        pickle.dumps(policy)
+    with pytest.raises(rg.UsageError, match="exactly one"):
+        rg.Policy("smollm2-135m", engine_factory=build)
