@@ -41,7 +41,7 @@ _LAZY = {
     "read_rollouts": "rollgym.rollouts.output", "summarize": "rollgym.rollouts.output",
     # trainers and agents
     "make_rollout_func": "rollgym.rollouts.trl", "env_reward": "rollgym.rollouts.trl",
-    "component_reward": "rollgym.rollouts.trl",
+    "component_reward": "rollgym.rollouts.trl", "patch_trl_for_vllm_cpu": "rollgym.rollouts.trl_vllm_cpu",
     "RecordingProxy": "rollgym.rollouts.proxy", "agent_rollout_func": "rollgym.rollouts.proxy",
     "SubprocessAgent": "rollgym.rollouts.proxy",
 }
@@ -81,4 +81,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
     from rollgym.rollouts.records import ErrorRecord, Rollout, Turn
     from rollgym.rollouts.tasks import load_tasks
     from rollgym.rollouts.trl import component_reward, env_reward, make_rollout_func
+    from rollgym.rollouts.trl_vllm_cpu import patch_trl_for_vllm_cpu
     from rollgym.tokenization import ChatTokenizer

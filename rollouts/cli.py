@@ -9,6 +9,7 @@ import typer
 
 from rollgym.errors import RollgymError
 
+from .engines.cli import ENGINE_ARG_HELP
 from .limits import DEFAULT_MAX_TOKENS_PER_TURN, DEFAULT_MAX_TURNS, Limits
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -219,16 +220,18 @@ def generate_cmd(
     seed: Optional[int] = typer.Option(0, "--seed", help="base seed; each (task, sample) gets its own"),
     tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="tokenizer directory (for vllm: specs without #MODEL)"),
     chat_template: Optional[str] = typer.Option(None, "--chat-template", help="Jinja chat template file"),
+    engine_arg: Optional[list[str]] = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
 ) -> None:
     """Batch-generate rollouts to disk: resumable, one JSON line per rollout, with a summary."""
     from .engines import SamplingParams
+    from .engines.cli import parse_engine_args
     from .generate import run_generate
 
     limits = Limits(max_turns=max_turns, max_tokens_per_turn=max_tokens, max_total_tokens=max_total_tokens, timeout_s=timeout)
     sampling = SamplingParams(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
     code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=concurrency, out=out, resume=resume,
                         num_tasks=num_tasks, limits=limits, sampling=sampling, tokenizer=tokenizer, chat_template=chat_template,
-                        workers=workers)
+                        workers=workers, engine_kwargs=parse_engine_args(engine_arg))
     raise typer.Exit(code)
 
 
@@ -261,15 +264,17 @@ def proxy_cmd(
     session: str = typer.Option("default", "--session", help="id of a session created at startup"),
     max_tokens: int = typer.Option(DEFAULT_MAX_TOKENS_PER_TURN, "--max-tokens", min=1, help="max_tokens when a request gives none"),
     idle_timeout: float = typer.Option(3600.0, "--idle-timeout", help="seconds before an unused session expires"),
+    engine_arg: Optional[list[str]] = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
 ) -> None:
     """Serve a recording OpenAI-compatible proxy: agents call /sessions/{id}/v1, rollgym records token-exact rollouts."""
+    from .engines.cli import parse_engine_args
     from .proxy.cli import serve
     from .proxy.store import ProxySettings
 
     settings = ProxySettings(default_max_tokens=max_tokens, idle_timeout_s=idle_timeout)
     try:
         serve(model, chat_template=chat_template, tokenizer=tokenizer, host=host, port=port, api_key=api_key, session_id=session,
-              settings=settings, log=typer.echo)
+              settings=settings, log=typer.echo, engine_kwargs=parse_engine_args(engine_arg))
     except RollgymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)

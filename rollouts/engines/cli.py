@@ -12,6 +12,24 @@ from .base import SamplingParams
 from .errors import BadRequestError, EngineError
 from .registry import available_engines, make_engine
 
+ENGINE_ARG_HELP = ("engine constructor argument KEY=VALUE, repeatable; VALUE is read as JSON when it parses (2048, true), "
+                   "else as a string; e.g. for vllm-local: -E dtype=float32 -E enforce_eager=true -E max_model_len=2048")
+
+
+def parse_engine_args(pairs: list[str] | None) -> dict[str, Any]:
+    """`["dtype=float32", "enforce_eager=true"]` -> `{"dtype": "float32", "enforce_eager": True}`."""
+    kwargs: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key.isidentifier():
+            raise typer.BadParameter(f"--engine-arg takes KEY=VALUE (e.g. dtype=float32), got {pair!r}")
+        try:
+            kwargs[key] = json.loads(value)
+        except ValueError:
+            kwargs[key] = value
+    return kwargs
+
 
 def list_engines() -> None:
     """List the engine spec schemes (and bare names) `--engine` accepts."""
@@ -45,6 +63,7 @@ def sample(
     top_k: int = typer.Option(0),
     seed: Optional[int] = typer.Option(None),
     stop_token_ids: str = typer.Option("", help="comma-separated extra stop ids"),
+    engine_arg: Optional[list[str]] = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
 ) -> None:
     """Sample one completion and print it as JSON (ids, logprobs, finish reason, timings)."""
     if (prompt_ids is None) == (text is None):
@@ -57,9 +76,10 @@ def sample(
         ids = [int(x) for x in prompt_ids.split(",") if x.strip()] if prompt_ids is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    engine_kwargs = parse_engine_args(engine_arg)
 
     async def run() -> dict:
-        eng = make_engine(engine)
+        eng = make_engine(engine, **engine_kwargs)
         try:
             if not getattr(eng, "token_exact", True):
                 if text is None:

@@ -43,3 +43,10 @@ class ModelUnavailableError(EngineError):
 
 class UnknownEngineError(EngineError, ValueError):
     """An engine spec names no registered engine; the message lists what exists."""
+
+
+def is_context_overflow(message: str) -> bool:
+    """A 400 that means the prompt leaves no room to generate. vLLM 0.32 says "maximum context length" for a
+    prompt over the limit, and, having clamped max_tokens to the room left, "must be at least 1, got 0" for a
+    prompt exactly at it (rollgym never sends max_tokens 0 itself)."""
+    return "maximum context length" in message or "max_tokens must be at least 1, got 0" in message

@@ -24,6 +24,7 @@ from .errors import (
     InvalidOutputError,
     ServerError,
     UnreachableError,
+    is_context_overflow,
 )
 
 # The request may not have reached the server, or the connection broke while answering.
@@ -123,7 +124,7 @@ class RetryingJsonClient:
                 continue
             if status >= 400:
                 message = error_message(text)
-                error = ContextOverflowError if "maximum context length" in message else BadRequestError
+                error = ContextOverflowError if is_context_overflow(message) else BadRequestError
                 raise error(f"{self.owner}: the server rejected the request (HTTP {status}): {message}")
             try:
                 return json.loads(text)  # a bare NaN token parses to float nan; output validation reports it

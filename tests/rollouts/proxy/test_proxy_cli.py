@@ -1,4 +1,4 @@
-"""`rollgym proxy` as a user runs it: a real process, a vLLM-protocol engine on loopback, the openai client."""
+"""`rollgym proxy` as a user runs it: a real process over the real vLLM, the real openai client."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ from pathlib import Path
 
 import httpx
 import openai
+import pytest
 from typer.testing import CliRunner
 
 from rollgym.rollouts.cli import app
-from rollgym.rollouts.engines.testing.loopback import LoopbackServer
-from rollgym.rollouts.engines.testing.vllm_standin import make_vllm_standin
 
 
 def test_public_bind_needs_an_api_key():
@@ -23,33 +22,42 @@ def test_public_bind_needs_an_api_key():
     assert result.exit_code == 2 and "without --api-key" in result.output
 
 
-def test_proxy_command_serves_sessions_with_a_key():
-    from rollgym.rollouts.engines.default_model import smollm2_dir
-
-    standin, control = make_vllm_standin("m/x", max_model_len=4096, vocab_size=49152, eos_token_id=2)
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_proxy_command_over_the_real_vllm(real_vllm, tools):
+    """`rollgym proxy --model vllm:...` as a process over the real vLLM, the real openai client: plain chat, tools
+    and streaming; each call's ids are the ones vLLM returned, recorded token-exact in the session."""
     rollgym = str(Path(sys.executable).parent / "rollgym")
-    with LoopbackServer(standin) as engine_server:
-        proc = subprocess.Popen([rollgym, "proxy", "--model", f"vllm:{engine_server.base_url}/v1#m/x", "--tokenizer",
-                                 str(smollm2_dir()), "--port", "0", "--api-key", "k3y", "--max-tokens", "8"],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env={**os.environ, "HF_HUB_OFFLINE": "1"})
-        try:
-            lines = []
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                line = proc.stdout.readline()
-                lines.append(line)
-                if match := re.search(r"session 'default': OPENAI_BASE_URL=(\S+)", line):
-                    break
-                assert line or proc.poll() is None, "".join(lines)
-            base_url = match.group(1)
-            client = openai.OpenAI(base_url=base_url, api_key="k3y", max_retries=0)
-            resp = client.chat.completions.create(model="m/x", messages=[{"role": "user", "content": "hi"}])
-            assert resp.usage.completion_tokens <= 8 and control.requests[-1]["prompt"]  # the engine got token ids
-            root = base_url.rsplit("/sessions/", 1)[0]
-            session = httpx.get(f"{root}/sessions/default", headers={"authorization": "Bearer k3y"}).json()
-            assert session["calls"][0]["completion_ids"] and session["segments"][0]["reason"] == "first call"
-            assert httpx.get(f"{root}/sessions/default").status_code == 401
-        finally:
-            proc.terminate()
-            proc.wait(20)
+    proc = subprocess.Popen([rollgym, "proxy", "--model", real_vllm.spec, "--port", "0", "--api-key", "k3y", "--max-tokens", "24"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    try:
+        lines = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if match := re.search(r"session 'default': OPENAI_BASE_URL=(\S+)", line):
+                break
+            assert line or proc.poll() is None, "".join(lines)
+        base_url = match.group(1)
+        client = openai.OpenAI(base_url=base_url, api_key="k3y", max_retries=0)
+        plain = client.chat.completions.create(model="smollm2", messages=[{"role": "user", "content": "Say hello."}], seed=1)
+        with_tools = client.chat.completions.create(
+            model="smollm2", seed=2, tools=tools,
+            messages=[{"role": "user", "content": "What is 2 + 3? Use the add tool."}])
+        chunks = list(client.chat.completions.create(
+            model="smollm2", messages=[{"role": "user", "content": "Write one sentence about the sea."}], seed=3,
+            stream=True, stream_options={"include_usage": True}))
+        streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        root = base_url.rsplit("/sessions/", 1)[0]
+        session = httpx.get(f"{root}/sessions/default", headers={"authorization": "Bearer k3y"}).json()
+        calls = session["calls"]
+        assert len(calls) == 3 and all(c["completion_ids"] for c in calls)
+        assert [c.usage.completion_tokens for c in (plain, with_tools)] == [len(c["completion_ids"]) for c in calls[:2]]
+        assert plain.choices[0].message.content == calls[0]["message"]["content"]
+        assert streamed == (calls[2]["message"]["content"] or "") and chunks[-1].usage.completion_tokens == len(calls[2]["completion_ids"])
+        assert all(len(c["logprobs"]) == len(c["completion_ids"]) <= 24 for c in calls)
+        assert httpx.get(f"{root}/sessions/default").status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(20)

