@@ -140,7 +140,8 @@ async def bench(url: str, model: str, levels: list[int], episodes_per_level: int
         async def reset() -> None:
             async with http.post(f"{root}/reset_prefix_cache") as resp:
                 if resp.status != 200:
-                    print(f"  note: /reset_prefix_cache answered {resp.status} (start the server with VLLM_SERVER_DEV_MODE=1)")
+                    sys.exit(f"/reset_prefix_cache answered {resp.status}: start the server with VLLM_SERVER_DEV_MODE=1, "
+                             "or let this script start its own")
 
         warm = CalculatorEnv.default_tasks(1, seed=99)
         _, _, warm_episodes, _, _ = await run_rollgym(url, tokenizer, warm, 1, 1, 8)

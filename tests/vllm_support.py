@@ -13,8 +13,13 @@ REPO = Path(__file__).resolve().parents[1]
 VLLM_UP = REPO / ".ci" / "vllm-up"
 
 
+# the settings the tests rely on (float32 logprobs, a 2048-token context), whatever the developer's shell holds
+SERVER_SETTINGS = {"VLLM_DTYPE": "float32", "VLLM_MAX_MODEL_LEN": "2048", "VLLM_CPU_KVCACHE_SPACE": "2"}
+
+
 def _vllm_up(*args: str, run_dir: Path | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
-    env = {**os.environ, **({"VLLM_RUN_DIR": str(run_dir)} if run_dir else {})}
+    env = {k: v for k, v in os.environ.items() if k != "VLLM_PORT"}
+    env.update(SERVER_SETTINGS, **({"VLLM_RUN_DIR": str(run_dir)} if run_dir else {}))
     return subprocess.run(["bash", str(VLLM_UP), *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -96,3 +101,16 @@ def teacher_forced(model, prompt_ids: list[int], completion_ids: list[int], temp
     lp = processed_logprobs(logits, torch.full((n,), float(temperature)), torch.full((n,), int(top_k)),
                             torch.full((n,), float(top_p)))
     return lp.gather(1, torch.tensor(completion_ids).unsqueeze(1))[:, 0].tolist()
+
+
+def assert_token_exact(rollout, model) -> None:
+    """The model's tokens (mask 1) have the engine's logprobs under the whole sequence, recomputed in float32 with
+    the rollout's own sampling settings; environment tokens have 0."""
+    view = rollout.token_view()
+    assert rollout.token_exact and len(view["completion_ids"]) == len(view["logprobs"]) == len(view["env_mask"])
+    s = rollout.sampling or {}
+    reference = teacher_forced(model, view["prompt_ids"], view["completion_ids"], s.get("temperature", 1.0),
+                               s.get("top_k", 0), s.get("top_p", 1.0))
+    sampled = [(lp, ref) for lp, ref, m in zip(view["logprobs"], reference, view["env_mask"]) if m]
+    assert sampled and max(abs(lp - ref) for lp, ref in sampled) < 1e-4
+    assert all(lp == 0.0 for lp, m in zip(view["logprobs"], view["env_mask"]) if not m)

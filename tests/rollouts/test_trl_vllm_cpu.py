@@ -26,6 +26,32 @@ def _max_abs(a: list[float], b: list[float]) -> float:
     return max(abs(x - y) for x, y in zip(a, b))
 
 
+def test_the_patch_builds_a_cpu_friendly_llm_and_swaps_the_colocate_sync(monkeypatch):
+    """TRL 1.16's real VLLMGeneration, with the LLM constructor recorded (no vLLM in this Python)."""
+    from trl.generation import vllm_generation
+
+    from rollgym.rollouts import trl_vllm_cpu
+
+    built = []
+    monkeypatch.setattr(vllm_generation, "LLM", lambda *a, **kw: built.append(kw), raising=False)
+    monkeypatch.setattr(vllm_generation.VLLMGeneration, "sync_weights", vllm_generation.VLLMGeneration.sync_weights)
+    monkeypatch.setattr(trl_vllm_cpu, "vllm_on_cpu", lambda: True)
+    synced = []
+    monkeypatch.setattr(trl_vllm_cpu, "sync_colocated_weights", synced.append)
+    try:
+        assert trl_vllm_cpu.patch_trl_for_vllm_cpu() and trl_vllm_cpu.patch_trl_for_vllm_cpu()  # idempotent
+        vllm_generation.LLM(model="m", max_model_len=None, max_num_batched_tokens=4096)
+        vllm_generation.LLM(model="m", max_model_len=8192, max_num_batched_tokens=4096)
+        assert built[0] == {"model": "m", "max_model_len": None, "dtype": "float32", "enforce_eager": True,
+                            "enable_chunked_prefill": False}  # TRL's 4096 dropped: vLLM sizes it to the model
+        assert built[1]["max_num_batched_tokens"] == 8192
+        generation = type("Gen", (), {"mode": "colocate"})()
+        vllm_generation.VLLMGeneration.sync_weights(generation)
+        assert synced == [generation]
+    finally:
+        delattr(vllm_generation.VLLMGeneration, trl_vllm_cpu._PATCHED)
+
+
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_grpo_colocate_on_cpu_syncs_weights_into_vllm(tmp_path, vllm_venv):

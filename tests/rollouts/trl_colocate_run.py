@@ -51,10 +51,11 @@ def main(model_dir: str, out_dir: str) -> None:
         columns = rollout_func(prompts, trainer)
         sampled = [(p, c, lp, m) for p, c, lp, m in zip(columns["prompt_ids"], columns["completion_ids"], columns["logprobs"],
                                                          columns["env_mask"])]
-        worst = 0.0
+        diffs = []
         for p, c, lps, mask in sampled:
             ref = teacher_forced(model, p + c, len(p))
-            worst = max([worst] + [abs(a - b) for a, b, m in zip(lps, ref, mask) if m])
+            diffs += [abs(a - b) for a, b, m in zip(lps, ref, mask) if m]
+        worst = max(diffs)  # at least one sampled token, or this fails
         steps.append({"global_step": trainer.state.global_step, "vllm": vllm_probe(trainer),
                       "trainer": teacher_forced(model, probe_prompt + probe_continuation, len(probe_prompt)),
                       "sampled_vs_trainer_max_abs": worst, "engines": sorted({r.engine for r in rollout_func.last_rollouts})})
@@ -65,7 +66,7 @@ def main(model_dir: str, out_dir: str) -> None:
 
     args = GRPOConfig(output_dir=out_dir, per_device_train_batch_size=2, num_generations=2, max_steps=2, max_completion_length=16,
                       learning_rate=3e-4, logging_steps=1, report_to=[], use_cpu=True, bf16=False, save_strategy="no",
-                      temperature=1.0, seed=0, use_vllm=True, vllm_mode="colocate", vllm_max_model_length=1024)
+                      temperature=1.0, seed=0, use_vllm=True, vllm_mode="colocate")  # TRL's own max length and batch budget
     trainer = GRPOTrainer(model=model_dir, reward_funcs=[rg.env_reward, confidence], args=args, train_dataset=dataset,
                           rollout_func=recording)
     trainer.train()

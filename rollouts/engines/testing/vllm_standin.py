@@ -147,7 +147,8 @@ def make_vllm_standin(
         }
         return JSONResponse({"object": "list", "data": [card]})
 
-    def choice(index: int, prompt: list[int], req: CompletionRequest, raw: dict, max_tokens: int) -> dict:
+    def choice(index: int, prompt: list[int], req: CompletionRequest, raw: dict, max_tokens: int) -> tuple[dict, int]:
+        """One choice, and how many tokens it sampled (usage counts them whether or not ids are returned)."""
         ids, lps, finish, stop_reason = _sample(prompt, req, vocab_size, eos_token_id, max_tokens)
         if control.finish_reason is not None:
             finish = control.finish_reason
@@ -175,7 +176,7 @@ def make_vllm_standin(
             "index": index, "text": decode(shown), "logprobs": logprobs_obj, "finish_reason": finish,
             "stop_reason": stop_reason, "token_ids": ids if req.return_token_ids else None, "prompt_logprobs": None,
             "prompt_token_ids": echo if req.return_token_ids else None, "routed_experts": None,
-        }
+        }, len(ids)
 
     @app.post("/v1/completions")
     async def completions(request: Request) -> Response:
@@ -203,14 +204,15 @@ def make_vllm_standin(
             if any(t >= vocab_size for t in p):
                 return _error(400, f"Token id {max(p)} is out of vocabulary")
         requested = req.max_tokens if req.max_tokens is not None else 16
-        choices = []
+        choices, completion_tokens = [], 0
         for index, prompt in enumerate(prompts):
             budget = _context_problem(len(prompt), requested, max_model_len)
             if isinstance(budget, JSONResponse):
                 return budget
-            choices.append(choice(index, prompt, req, raw, budget))
+            body, sampled = choice(index, prompt, req, raw, budget)
+            choices.append(body)
+            completion_tokens += sampled
         prompt_tokens = sum(len(p) for p in prompts)
-        completion_tokens = sum(len(c["token_ids"] or []) for c in choices) if req.return_token_ids else 0
         body = {
             "id": f"cmpl-{uuid.uuid4().hex[:16]}", "object": "text_completion", "created": int(time.time()), "model": model,
             "choices": choices, "service_tier": None, "system_fingerprint": FINGERPRINT,

@@ -71,6 +71,17 @@ def test_engine_args_force_processed_logprobs():
         VLLMEngine("m", logprobs_mode="raw_logprobs")
 
 
+def test_on_a_cpu_the_engine_defaults_to_float32_eager_and_no_chunked_prefill(monkeypatch):
+    from rollgym.rollouts.engines import vllm_inprocess
+
+    monkeypatch.setattr(vllm_inprocess, "vllm_on_cpu", lambda: True)
+    args = VLLMEngine("m").engine_args()
+    assert (args["dtype"], args["enforce_eager"], args["enable_chunked_prefill"]) == ("float32", True, False)
+    assert VLLMEngine("m", dtype="bfloat16", enable_chunked_prefill=True).engine_args()["dtype"] == "bfloat16"
+    monkeypatch.setattr(vllm_inprocess, "vllm_on_cpu", lambda: False)
+    assert "dtype" not in VLLMEngine("m").engine_args()  # on a GPU, vLLM's own defaults
+
+
 def test_output_conversion_reads_ids_logprobs_and_stop():
     gen = generation_from_output(_output([5, 6, 7], [-0.1, -0.2, -0.3], "stop", 7), PROMPT, SamplingParams(max_tokens=5), model="m", timings=GenerationTimings())
     assert gen.completion_ids == [5, 6, 7] and gen.logprobs == [-0.1, -0.2, -0.3]

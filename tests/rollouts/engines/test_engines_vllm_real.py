@@ -63,7 +63,7 @@ async def test_eos_and_stop_ids_end_the_completion_and_stay_last(engine, prompt)
     assert greedy.finish_reason == "stop" and greedy.completion_ids[-1] == EOS and greedy.stop_token_id == EOS
     stopped = await engine.generate(prompt, SamplingParams(temperature=0.0, max_tokens=200, stop_token_ids=[PERIOD]))
     assert stopped.finish_reason == "stop" and stopped.completion_ids[-1] == PERIOD and stopped.stop_token_id == PERIOD
-    assert PERIOD not in stopped.completion_ids[:-1]
+    assert stopped.completion_ids == greedy.completion_ids[:greedy.completion_ids.index(PERIOD) + 1]
 
 
 async def test_the_context_clamp_and_overflow(real_vllm, long_prompt):

@@ -15,6 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rollgym.rollouts.cli import app
+from rollgym.rollouts.records import Rollout
+from vllm_support import assert_token_exact
 
 
 def test_public_bind_needs_an_api_key():
@@ -24,7 +26,7 @@ def test_public_bind_needs_an_api_key():
 
 @pytest.mark.vllm
 @pytest.mark.slow
-def test_proxy_command_over_the_real_vllm(real_vllm, tools):
+def test_proxy_command_over_the_real_vllm(real_vllm, tools, smollm2_fp32):
     """`rollgym proxy --model vllm:...` as a process over the real vLLM, the real openai client: plain chat, tools
     and streaming; each call's ids are the ones vLLM returned, recorded token-exact in the session."""
     rollgym = str(Path(sys.executable).parent / "rollgym")
@@ -58,6 +60,10 @@ def test_proxy_command_over_the_real_vllm(real_vllm, tools):
         assert streamed == (calls[2]["message"]["content"] or "") and chunks[-1].usage.completion_tokens == len(calls[2]["completion_ids"])
         assert all(len(c["logprobs"]) == len(c["completion_ids"]) <= 24 for c in calls)
         assert httpx.get(f"{root}/sessions/default").status_code == 401
+        recorded = httpx.get(f"{root}/sessions/default/rollouts", headers={"authorization": "Bearer k3y"}).json()
+        assert recorded
+        for raw in recorded:  # what the proxy recorded is what vLLM sampled, in its full context
+            assert_token_exact(Rollout.model_validate(raw), smollm2_fp32)
     finally:
         proc.terminate()
         proc.wait(20)
