@@ -39,7 +39,7 @@ def nudging_calculator():
 
 
 class RecordingEngine:
-    """VLLMServerEngine plus the list of (episode, prompt, sampling) it was asked for."""
+    """VLLMServerEngine plus the list of (prompt, sampling) it was asked for."""
 
     def __init__(self, inner, log: list) -> None:
         self.inner, self.log = inner, log
@@ -51,7 +51,7 @@ class RecordingEngine:
 
     async def generate(self, prompt_ids, sampling=None):
         gen = await self.inner.generate(prompt_ids, sampling)
-        self.log.append((list(prompt_ids), sampling, len(gen.completion_ids)))
+        self.log.append((list(prompt_ids), sampling))
         return gen
 
     async def aclose(self) -> None:
@@ -93,7 +93,7 @@ async def run_rollgym(url: str, tokenizer, tasks: list[dict], concurrency: int, 
             chain.append(list(ids))
             ids += t.completion_ids + t.bridge_ids
         by_prompt[r.task_id] = chain
-    sampling_of = {tuple(p): s for p, s, _ in log}
+    sampling_of = {tuple(p): s for p, s in log}
     episodes = [[(p, sampling_of[tuple(p)]) for p in chain] for chain in by_prompt.values()]
     errors = sum(r.error is not None for r in rollouts)
     return took, sampled, episodes, sum(len(r.turns) for r in rollouts) / len(rollouts), errors
