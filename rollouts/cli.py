@@ -10,6 +10,7 @@ import typer
 from rollgym.errors import RollgymError
 
 from .engines.cli import ENGINE_ARG_HELP
+from .demo import DEMO_LIMITS
 from .limits import DEFAULT_MAX_TOKENS_PER_TURN, DEFAULT_MAX_TURNS, Limits
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -67,7 +68,7 @@ def check_template(
 @app.command("token-demo")
 def token_demo(model: str = typer.Option("smollm2-135m", help="Model spec whose tokenizer and template to use.")) -> None:
     """A token-exact demo: a scripted conversation, its trajectory, and what re-tokenizing would change."""
-    from .demo import run_demo
+    from .token_demo import run_demo
 
     run_demo(model)
 
@@ -78,14 +79,25 @@ def demo(
     model: str = typer.Option("smollm2-135m", "--model"),
     n: int = typer.Option(2, "--n", min=1, help="samples per task"),
     num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1),
+    max_turns: int = typer.Option(DEMO_LIMITS.max_turns, "--max-turns", min=1),
+    max_tokens_per_turn: int = typer.Option(DEMO_LIMITS.max_tokens_per_turn, "--max-tokens-per-turn", min=1),
 ) -> None:
     """The main job on the embedded default model: rollouts on the bundled SWE tasks in Docker sandboxes
-    (or, when no Docker engine can run, on the no-Docker Calculator environment), written to --out."""
+    (or, when no Docker engine can run, on the no-Docker Calculator environment), written to --out; then
+    what the run proved, and a viewer (OUT/view.html)."""
+    from rich.console import Console
+
+    from .demo import demo_env_kwargs, proof_lines, prove, write_proof
     from .engines import SamplingParams
     from .generate import run_generate
-    from .limits import Limits
+    from .output import ROLLOUTS_FILE, read_rollouts
+    from rollgym.tokenization import ChatTokenizer
 
-    env, tasks = "rollgym/SWE-v0", "bundled"
+    from .demo import DEMO_TEMPERATURE
+    from .policy import certified_tokenizer
+    from .view import write_viewer
+
+    env, tasks, env_kwargs, where = "rollgym/SWE-v0", "bundled", {}, "in a Docker sandbox"
     try:
         from rollgym.envs.sandbox import ensure_engine
 
@@ -95,12 +107,59 @@ def demo(
     if not ok:
         typer.echo(f"note: no Docker engine can run here ({why}); running the no-Docker environment "
                    "rollgym/Calculator-v0 instead", err=True)
-        env, tasks = "rollgym/Calculator-v0", None
+        env, tasks, where = "rollgym/Calculator-v0", None, "in the environment"
         num_tasks = num_tasks or 4
-    limits = Limits(max_turns=4, max_tokens_per_turn=128, timeout_s=900)
+    tok = None
+    try:
+        # A turn cut by max_tokens is closed and answered (truncation "close"), so one long reply does not end the episode.
+        tok = certified_tokenizer(model, need_tools=True)
+        tok = ChatTokenizer(tok.hf, chat_template=tok.template, truncation="close")
+        if env == "rollgym/SWE-v0":
+            env_kwargs = demo_env_kwargs(tok)
+    except RollgymError:  # the model's own error is reported by run_generate below
+        pass
+    limits = DEMO_LIMITS.model_copy(update={"max_turns": max_turns, "max_tokens_per_turn": max_tokens_per_turn})
     code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=4, out=out, resume=True, num_tasks=num_tasks,
-                        limits=limits, sampling=SamplingParams(temperature=0.8, seed=0))
+                        limits=limits, sampling=SamplingParams(temperature=DEMO_TEMPERATURE, seed=0), env_kwargs=env_kwargs,
+                        tokenizer=tok)
+    path = os.path.join(out, ROLLOUTS_FILE)
+    if code == 2 or not os.path.exists(path):
+        raise typer.Exit(code)
+    console = Console(stderr=True)
+    proof = prove(list(read_rollouts(path)), tok)
+    write_proof(out, proof)
+    console.print("[bold]What this run shows[/bold]")
+    for line in proof_lines(proof, where):
+        console.print("  " + line)
+    view_path = write_viewer(out, tokenizer=model, log=lambda m: console.print(m))
+    console.print(f"[bold]viewer[/bold]: {view_path} (open it in a browser, or `rollgym view {out} --serve`)")
     raise typer.Exit(code)
+
+
+@app.command()
+def view(
+    source: str = typer.Argument(..., help="a run directory, a rollouts .jsonl, a proxy session .json, or a session URL"),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="the HTML file to write (default: view.html beside the rollouts)"),
+    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="model spec or directory for token texts "
+                                            "(default: the rollouts' own model)"),
+    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="ROLLGYM_PROXY_API_KEY",
+                                          help="the proxy's --api-key, for a session URL"),
+    serve: bool = typer.Option(False, "--serve", help="serve the page over HTTP after writing it"),
+    host: str = typer.Option("127.0.0.1", "--host", help="address to serve on (loopback by default)"),
+    port: int = typer.Option(8765, "--port"),
+) -> None:
+    """Write a run's token-level trajectory viewer: one self-contained HTML file that opens offline."""
+    from .view import serve_viewer, write_viewer
+
+    try:
+        path = write_viewer(source, out, tokenizer=tokenizer, api_key=api_key, log=lambda m: typer.echo(m, err=True))
+    except RollgymError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in a browser")
+    if serve:
+        typer.echo(f"serving it at http://{host}:{port}/ (Ctrl-C to stop)")
+        serve_viewer(path, host=host, port=port)
 
 
 from rollgym.rollouts.engines.cli import register as _register_engine_commands  # noqa: E402

@@ -1,38 +1,114 @@
-"""`rollgym demo`: show a token-exact multi-turn trajectory on the embedded default model's tokenizer."""
+"""`rollgym demo`: the main job on the embedded default model, what it proved, and a viewer to look at it.
+
+The defaults give a 135M model a fair chance to act: a system prompt that shows the exact tool-call text
+its chat template uses, enough tokens per turn to finish a call, and the turn budget of a short episode.
+"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from .limits import Limits
 
-from .tokenizer_loading import load_chat_tokenizer
+if TYPE_CHECKING:  # the CLI imports this module for its defaults: keep it light
+    from rollgym.tokenization import ChatTokenizer
+
+    from .records import Rollout
+
+DEMO_LIMITS = Limits(max_turns=8, max_tokens_per_turn=256, timeout_s=900)
+DEMO_TEMPERATURE = 0.3  # a 135M model keeps to the tool-call format far more often at a low temperature
+DEMO_EXAMPLE = ("bash", {"command": "grep -rn \"def \" {workdir} | head -20"})
 
 
-def run_demo(model: str) -> None:
-    """Certify the pair, build a two-turn trajectory with a non-canonical sampled split, and compare."""
-    console = Console()
-    tok = load_chat_tokenizer(model)
-    report = tok.certify(strict=False)
-    console.print(f"[bold]{model}[/bold]: certification {'passed' if report.passed else 'FAILED'} "
-                  f"({sum(p.status == 'pass' for p in report.probes)} probes equal a full render)")
-    messages = [{"role": "user", "content": "Say hello world, then add 2 and 3."}]
-    traj = tok.start(messages)
-    # A sampler may emit ' hello' + 'world' as two tokens; BPE would re-encode the text differently.
-    first = tok.encode(" hello") + tok.encode("world") + [tok.end_of_turn_id]
-    traj.add_completion(first, [-0.7] * len(first), "stop")
-    bridge = traj.add_messages([{"role": "user", "content": "Now 2 + 3?"}])
-    second = tok.encode("5") + [tok.end_of_turn_id]
-    traj.add_completion(second, [-0.1] * len(second), "stop")
-    out = traj.to_rollout_dict()
-    console.print(f"prompt: {len(out['prompt_ids'])} ids; completion: {len(out['completion_ids'])} ids "
-                  f"({sum(out['env_mask'])} sampled, {len(out['env_mask']) - sum(out['env_mask'])} environment)")
-    console.print(f"bridge text: {tok.hf.decode(bridge)!r}")
-    rerendered = tok.encode(tok.render(messages + [
-        {"role": "assistant", "content": tok.hf.decode(first[:-1])}, {"role": "user", "content": "Now 2 + 3?"},
-        {"role": "assistant", "content": "5"}]))
-    exact = out["prompt_ids"] + out["completion_ids"]
-    console.print(f"sampled ids kept verbatim: {exact[len(out['prompt_ids']):][:len(first)] == first}")
-    console.print(f"decode + re-render gives the same ids: {rerendered[:len(exact)] == exact} "
-                  "(a text-based loop would train on ids the model never sampled)")
-    console.print(json.dumps({k: v[:12] + (['...'] if len(v) > 12 else []) for k, v in out.items()}))
+def tool_call_example(tok: ChatTokenizer, name: str, arguments: dict[str, Any]) -> str:
+    """The text the model's own chat template renders for one tool call: exactly what the parser reads back."""
+    from rollgym.tokenization.messages import make_tool_call
+
+    context = [{"role": "user", "content": "x"}]
+    opening = tok.render(context, add_generation_prompt=True)
+    full = tok.render([*context, {"role": "assistant", "content": "", "tool_calls": [make_tool_call(name, arguments)]}])
+    if not full.startswith(opening):
+        raise ValueError("the chat template does not render an assistant turn after its generation prompt")
+    text = full[len(opening):]
+    end = tok.hf.decode([tok.end_of_turn_id])
+    return text[: text.rfind(end)].strip() if end in text else text.strip()
+
+
+def demo_env_kwargs(tok: ChatTokenizer) -> dict[str, str]:
+    """SWE's system prompt plus one worked tool call in the model's own format, and a nudge that repeats it."""
+    from rollgym.envs.swe.env import NUDGE, SYSTEM_PROMPT
+
+    name, args = DEMO_EXAMPLE
+    example = tool_call_example(tok, name, args)
+    return {"system_prompt": f"{SYSTEM_PROMPT}\n\nCall exactly one tool per reply, and write nothing else. For example, "
+                             f"to list the functions in the repository, reply with:\n{example}",
+            "nudge": f"{NUDGE} Reply with one tool call only, in this format:\n{example}"}
+
+
+def prove(rollouts: list[Rollout], tok: ChatTokenizer | None) -> dict[str, Any]:
+    """Check, rollout by rollout, what a token-exact multi-turn run must satisfy, and count what the model did.
+
+    - token exact: each turn's prompt is exactly the previous prompt + its sampled ids + the bridge ids
+      (checked on lengths the engine reported, `Turn.prompt_len`);
+    - masks aligned: ids, logprobs and env_mask have one entry per id, and the mask marks exactly the sampled ids;
+    - re-tokenized: whether rendering the decoded conversation and tokenizing it again would give other ids.
+    """
+    exact = aligned = multi = with_call = retokenized_differs = 0
+    calls = failed = sampled = env_ids = 0
+    turns = []
+    for r in rollouts:
+        view = r.token_view(keep_trailing_bridge=True)
+        n = len(view["completion_ids"])
+        aligned += (len(view["logprobs"]) == n == len(view["env_mask"])
+                    and sum(view["env_mask"]) == sum(len(t.completion_ids) for t in r.turns)
+                    and all(len(t.logprobs) == len(t.completion_ids) for t in r.turns))
+        expected, ok = len(r.prompt_ids), bool(r.turns)
+        for t in r.turns:
+            ok = ok and t.prompt_len == expected
+            expected += len(t.completion_ids) + len(t.bridge_ids)
+        exact += ok and r.token_exact
+        multi += len(r.turns) >= 2
+        executed = [c for t in r.turns for c in t.tool_calls]
+        with_call += any(not c.failed for c in executed)
+        calls, failed = calls + len(executed), failed + sum(c.failed for c in executed)
+        sampled, env_ids = sampled + sum(view["env_mask"]), env_ids + n - sum(view["env_mask"])
+        turns.append(len(r.turns))
+        if tok is not None and r.turns:
+            ids = r.prompt_ids + r.token_view()["completion_ids"]
+            try:
+                again = tok.encode(tok.render(r.messages(), tools=r.tools or None))
+            except Exception:  # a conversation the template refuses to re-render counts as differing
+                again = []
+            retokenized_differs += again[: len(ids)] != ids
+    return {"rollouts": len(rollouts), "token_exact": exact, "masks_aligned": aligned, "multi_turn": multi,
+            "with_tool_call": with_call, "tool_calls": calls, "tool_calls_failed": failed, "sampled_ids": sampled,
+            "environment_ids": env_ids, "turns_max": max(turns, default=0),
+            "turns_mean": sum(turns) / len(turns) if turns else 0.0,
+            "retokenized_differs": retokenized_differs if tok is not None else None}
+
+
+def proof_lines(p: dict[str, Any], sandbox: str) -> list[str]:
+    """What the run proved, in a few lines."""
+    n = p["rollouts"]
+    lines = [
+        f"token-exact    {p['token_exact']}/{n} rollouts: every turn's prompt is the previous prompt + its sampled ids "
+        "+ the environment's bridge ids, so the ids trained on are the ids the engine saw",
+        f"masks aligned  {p['masks_aligned']}/{n}: env_mask marks the {p['sampled_ids']} sampled ids (each with its sampling "
+        f"logprob) and leaves the {p['environment_ids']} environment ids out",
+        f"multi-turn     {p['multi_turn']}/{n} rollouts reached 2 turns or more (max {p['turns_max']}, "
+        f"mean {p['turns_mean']:.1f})",
+        f"tool calls     {p['with_tool_call']}/{n} rollouts made a well-formed tool call that ran {sandbox} "
+        f"({p['tool_calls']} calls, {p['tool_calls_failed']} failed)",
+    ]
+    if p["retokenized_differs"] is not None:
+        lines.append(f"re-tokenizing  the decoded text would give other ids in {p['retokenized_differs']}/{n} rollouts: "
+                     "a text-based loop trains on ids the model never sampled")
+    return lines
+
+
+def write_proof(out: str | Path, proof: dict[str, Any]) -> Path:
+    path = Path(out) / "proof.json"
+    path.write_text(json.dumps(proof, indent=2))
+    return path

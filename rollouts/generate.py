@@ -75,13 +75,14 @@ async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]],
 def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path, tasks: str | list[dict] | None = None,
              num_tasks: int | None = None, n: int = 4, concurrency: int = 16, limits: Limits | None = None,
              sampling: SamplingParams | None = None, resume: bool = False, workers: int = 1,
-             console: Console | None = None) -> dict:
+             console: Console | None = None, env_kwargs: dict | None = None) -> dict:
     """Batch-generate rollouts to `out/rollouts.jsonl` (resumable: `resume=True` skips what is there) and
     write `out/summary.json`; return the summary. What `rollgym generate` runs.
 
     `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
-    environment's own `default_tasks`). Call it from synchronous code: it runs its own event loop, so an
-    engine the policy builds for it is closed when it returns (the policy builds another on its next use).
+    environment's own `default_tasks`); `env_kwargs` go to the environment's constructor. Call it from
+    synchronous code: it runs its own event loop, so an engine the policy builds for it is closed when it
+    returns (the policy builds another on its next use).
     """
     rows = load_tasks(env, tasks, num_tasks=num_tasks) if tasks is None or isinstance(tasks, str) else list(tasks)[:num_tasks]
 
@@ -89,7 +90,8 @@ def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path,
         pol, _ = as_policy(policy)
         async with pol:
             return await generate_to_dir(env=env, tasks=rows, policy=pol, out=out, n=n, concurrency=concurrency,
-                                         limits=limits, sampling=sampling, resume=resume, console=console, workers=workers)
+                                         limits=limits, sampling=sampling, resume=resume, console=console, workers=workers,
+                                         env_kwargs=env_kwargs)
 
     return asyncio.run(run())
 
@@ -108,8 +110,9 @@ def print_summary(summary: dict, console: Console) -> None:
 
 
 def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency: int, out: str, resume: bool,
-                 num_tasks: int | None, limits: Limits, sampling: SamplingParams, tokenizer: str | None = None,
-                 chat_template: str | None = None, workers: int = 1, engine_kwargs: dict | None = None) -> int:
+                 num_tasks: int | None, limits: Limits, sampling: SamplingParams, tokenizer: Any = None,
+                 chat_template: str | None = None, workers: int = 1, engine_kwargs: dict | None = None,
+                 env_kwargs: dict | None = None) -> int:
     """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code."""
     console = Console(stderr=True)
     try:
@@ -123,7 +126,7 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
     own_process_gc()  # this process is the CLI's own
     try:
         summary = generate(env, policy, out=out, tasks=rows, n=n, concurrency=concurrency, limits=limits,
-                           sampling=sampling, resume=resume, workers=workers, console=console)
+                           sampling=sampling, resume=resume, workers=workers, console=console, env_kwargs=env_kwargs)
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
                       "run the same command with --resume to continue")

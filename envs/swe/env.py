@@ -51,9 +51,12 @@ class SWEEnv(Env):
 
     def __init__(self, max_turns: int | None = None, bash_timeout_s: float = 180.0, sandbox: dict[str, Any] | None = None,
                  grade: bool = True, max_nudges: int = 1, pool: SandboxPool | None = None,
-                 max_diff_bytes: int = MAX_DIFF_BYTES) -> None:
+                 max_diff_bytes: int = MAX_DIFF_BYTES, system_prompt: str = SYSTEM_PROMPT,
+                 nudge: str = NUDGE) -> None:
         """`sandbox`: SandboxConfig overrides for every task; `pool`: take sandboxes from a warm SandboxPool;
-        `max_diff_bytes`: a larger change (or one file over it) is refused before grading, as `patch_failed`."""
+        `max_diff_bytes`: a larger change (or one file over it) is refused before grading, as `patch_failed`;
+        `system_prompt`: the first message (`{workdir}` is filled in), e.g. with a tool-call example for a small
+        model; `nudge`: the user message that answers a reply without tool calls (`max_nudges` times)."""
         super().__init__(max_turns=max_turns)
         self.pool = pool
         self.bash_timeout_s = bash_timeout_s
@@ -61,6 +64,7 @@ class SWEEnv(Env):
         self.grade_on_end = grade
         self.max_diff_bytes = max_diff_bytes
         self.max_nudges = max_nudges
+        self.system_prompt, self.nudge = system_prompt, nudge
         self.sandbox: DockerSandbox | None = None
         self.editor: StrReplaceEditor | None = None
         self.swe_task: SWETask | None = None
@@ -85,7 +89,7 @@ class SWEEnv(Env):
             if res.exit_code != 0:
                 raise InvalidTaskError(f"{t.instance_id}: cannot check out base_commit {t.base_commit}: {res.output[-500:]}")
         self.editor = StrReplaceEditor(self.sandbox, t.workdir)
-        messages = [{"role": "system", "content": SYSTEM_PROMPT.format(workdir=t.workdir)},
+        messages = [{"role": "system", "content": self.system_prompt.replace("{workdir}", t.workdir)},
                     {"role": "user", "content": f"<issue>\n{t.problem_statement}\n</issue>\n\nThe repository is at {t.workdir}."}]
         return messages, {"task_id": t.instance_id, "repo": t.repo, "base_commit": t.base_commit, "image": image}
 
@@ -133,7 +137,7 @@ class SWEEnv(Env):
     async def on_text_reply(self, message: dict):
         if self.nudges < self.max_nudges:
             self.nudges += 1
-            return [{"role": "user", "content": NUDGE}], False
+            return [{"role": "user", "content": self.nudge}], False
         return [], True
 
     async def current_diff(self) -> str:

@@ -1,0 +1,104 @@
+"""The viewer's data: a small index for the list and plots, and each rollout's detail kept apart.
+
+The page parses a rollout's detail (messages, token strip) only when it is opened, so a run of 10,000
+rollouts loads as fast as its index. Prompts shared by a GRPO group are stored once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable
+
+from ..output import summarize
+from ..records import Rollout
+
+LOGPROB_DIGITS = 4  # logprobs are shown, not recomputed: 4 decimals keep the file small
+
+
+def index_row(i: int, r: Rollout) -> dict[str, Any]:
+    """One line of the rollout list: what the filters, the plots and the table need."""
+    m = r.metrics()
+    return {
+        "i": i, "id": r.id, "task": r.task_id, "sample": r.sample_index, "group": r.group_id,
+        "reward": r.reward, "stop": r.stop_reason or "", "error": r.error.category if r.error else "",
+        "turns": len(r.turns), "calls": int(m["tool_calls"]), "failed": int(m["tool_failures"]),
+        "well_formed": sum(1 for t in r.turns for c in t.tool_calls if not c.failed),
+        "sampled": int(m["sampled_tokens"]), "env": sum(len(t.bridge_ids) for t in r.turns),
+        "prompt": len(r.prompt_ids), "gen_s": round(r.timings.generate_s, 3), "env_s": round(r.timings.env_s, 3),
+        "wall_s": round(r.timings.wall_s, 3), "segment": r.meta.get("segment"), "session": r.meta.get("proxy_session"),
+    }
+
+
+def token_strip(r: Rollout, prompt_ref: int) -> dict[str, Any]:
+    """The whole trajectory as ids: the prompt (by reference), then each turn's sampled ids and its bridge.
+
+    `marks` say where each turn, bridge and proxy segment begins (positions count from the first
+    completion id); `mask` is TRL's `env_mask` with the trailing bridge kept, so the strip shows
+    everything the environment wrote.
+    """
+    ids: list[int] = []
+    logprobs: list[float] = []
+    mask: list[int] = []
+    marks: list[dict[str, Any]] = []
+    if "segment" in r.meta:
+        marks.append({"pos": 0, "kind": "segment",
+                      "label": f"proxy segment {r.meta['segment']}: {r.meta.get('segment_reason') or 'continued'}"})
+    for t in r.turns:
+        marks.append({"pos": len(ids), "kind": "turn", "label": f"turn {t.index}: sampled, {t.finish_reason}"})
+        ids += t.completion_ids
+        logprobs += [round(x, LOGPROB_DIGITS) for x in t.logprobs]
+        mask += [1] * len(t.completion_ids)
+        if t.bridge_ids:
+            marks.append({"pos": len(ids), "kind": "bridge", "label": f"turn {t.index}: environment reply"})
+            ids += t.bridge_ids
+            logprobs += [0.0] * len(t.bridge_ids)
+            mask += [0] * len(t.bridge_ids)
+    return {"prompt": prompt_ref, "ids": ids, "logprobs": logprobs, "mask": mask, "marks": marks}
+
+
+def detail(r: Rollout) -> dict[str, Any]:
+    """A rollout's page, minus tokens: messages turn by turn, tool calls with results, reward, timings, error."""
+    return {
+        "id": r.id, "env": r.env_id, "task": r.task_id, "sample": r.sample_index, "group": r.group_id,
+        "model": r.model, "engine": r.engine, "token_exact": r.token_exact, "reward": r.reward,
+        "reward_components": r.reward_components, "stop": r.stop_reason, "truncated": r.truncated,
+        "error": r.error.model_dump() if r.error else None, "timings": r.timings.model_dump(), "sampling": r.sampling,
+        "meta": r.meta, "initial_messages": r.initial_messages, "tools": [_tool_name(t) for t in r.tools],
+        "turns": [{"index": t.index, "prompt_len": t.prompt_len, "n_sampled": len(t.completion_ids),
+                   "n_bridge": len(t.bridge_ids), "finish_reason": t.finish_reason, "generate_s": t.generate_s,
+                   "env_s": t.env_s, "reward": t.reward, "message": t.message, "parse_errors": t.parse_errors,
+                   "tool_calls": [c.model_dump() for c in t.tool_calls], "env_messages": t.env_messages}
+                  for t in r.turns],
+    }
+
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    return (tool.get("function") or tool).get("name", "?")
+
+
+class Payload:
+    """Everything the page shows, built once from the rollouts."""
+
+    def __init__(self, rollouts: list[Rollout], token_text: Callable[[list[int]], dict[int, str]] | None,
+                 meta: dict[str, Any]) -> None:
+        self.summary = summarize(rollouts)
+        self.rows = [index_row(i, r) for i, r in enumerate(rollouts)]
+        self.details = [detail(r) for r in rollouts]
+        self.prompts: list[list[int]] = []
+        seen: dict[str, int] = {}
+        self.strips = []
+        for r in rollouts:
+            key = hashlib.blake2b(repr(r.prompt_ids).encode(), digest_size=12).hexdigest()
+            if key not in seen:
+                seen[key] = len(self.prompts)
+                self.prompts.append(list(r.prompt_ids))
+            self.strips.append(token_strip(r, seen[key]))
+        used = sorted({i for p in self.prompts for i in p} | {i for s in self.strips for i in s["ids"]})
+        self.vocab = token_text(used) if token_text else {}
+        self.meta = {**meta, "token_texts": bool(token_text)}
+
+    def index(self) -> dict[str, Any]:
+        """What the page parses at load: meta, summary, the list rows and the token texts (prompts and
+        details are parsed when a rollout is opened)."""
+        return {"meta": self.meta, "summary": self.summary, "rows": self.rows,
+                "vocab": {str(k): v for k, v in self.vocab.items()}}
