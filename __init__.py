@@ -39,6 +39,7 @@ _LAZY = {
     "generate": "rollgym.rollouts.generate", "load_tasks": "rollgym.rollouts.tasks",
     "Rollout": "rollgym.rollouts.records", "Turn": "rollgym.rollouts.records", "ErrorRecord": "rollgym.rollouts.records",
     "read_rollouts": "rollgym.rollouts.output", "summarize": "rollgym.rollouts.output",
+    "write_viewer": "rollgym.rollouts.view",
     # trainers and agents
     "make_rollout_func": "rollgym.rollouts.trl", "env_reward": "rollgym.rollouts.trl",
     "component_reward": "rollgym.rollouts.trl", "patch_trl_for_vllm_cpu": "rollgym.rollouts.trl_vllm_cpu",

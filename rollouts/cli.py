@@ -10,7 +10,7 @@ import typer
 from rollgym.errors import RollgymError
 
 from .engines.cli import ENGINE_ARG_HELP
-from .demo import DEMO_LIMITS
+from .demo import DEMO_LIMITS, DEMO_TASKS
 from .limits import DEFAULT_MAX_TOKENS_PER_TURN, DEFAULT_MAX_TURNS, Limits
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -78,7 +78,7 @@ def demo(
     out: str = typer.Option("runs/demo", "--out", help="output directory (re-running resumes it)"),
     model: str = typer.Option("smollm2-135m", "--model"),
     n: int = typer.Option(2, "--n", min=1, help="samples per task"),
-    num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1),
+    num_tasks: int = typer.Option(DEMO_TASKS, "--num-tasks", min=1, help="how many of the bundled tasks"),
     max_turns: int = typer.Option(DEMO_LIMITS.max_turns, "--max-turns", min=1),
     max_tokens_per_turn: int = typer.Option(DEMO_LIMITS.max_tokens_per_turn, "--max-tokens-per-turn", min=1),
 ) -> None:
@@ -97,7 +97,7 @@ def demo(
     from .policy import certified_tokenizer
     from .view import write_viewer
 
-    env, tasks, env_kwargs, where = "rollgym/SWE-v0", "bundled", {}, "in a Docker sandbox"
+    env, tasks, env_kwargs, where = "rollgym/SWE-v0", "bundled", {}, "in Docker"
     try:
         from rollgym.envs.sandbox import ensure_engine
 
@@ -108,7 +108,6 @@ def demo(
         typer.echo(f"note: no Docker engine can run here ({why}); running the no-Docker environment "
                    "rollgym/Calculator-v0 instead", err=True)
         env, tasks, where = "rollgym/Calculator-v0", None, "in the environment"
-        num_tasks = num_tasks or 4
     tok = None
     try:
         # A turn cut by max_tokens is closed and answered (truncation "close"), so one long reply does not end the episode.
@@ -128,11 +127,12 @@ def demo(
     console = Console(stderr=True)
     proof = prove(list(read_rollouts(path)), tok)
     write_proof(out, proof)
-    console.print("[bold]What this run shows[/bold]")
+    console.print(f"[bold]What this run shows[/bold] ({proof['rollouts']} rollouts, {out}/proof.json)")
     for line in proof_lines(proof, where):
-        console.print("  " + line)
+        console.print("  " + line, soft_wrap=True)
     view_path = write_viewer(out, tokenizer=model, log=lambda m: console.print(m))
-    console.print(f"[bold]viewer[/bold]: {view_path} (open it in a browser, or `rollgym view {out} --serve`)")
+    console.print(f"[bold]viewer[/bold]: {view_path}", soft_wrap=True)
+    console.print(f"  open it in a browser, or serve it: rollgym view {out} --serve", soft_wrap=True)
     raise typer.Exit(code)
 
 

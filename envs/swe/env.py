@@ -137,7 +137,7 @@ class SWEEnv(Env):
     async def on_text_reply(self, message: dict):
         if self.nudges < self.max_nudges:
             self.nudges += 1
-            return [{"role": "user", "content": self.nudge}], False
+            return [{"role": "user", "content": self.nudge.replace("{workdir}", self.swe_task.workdir)}], False
         return [], True
 
     async def current_diff(self) -> str:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .page import render_html
+from .page import write_page
 from .payload import Payload
 from .sources import ViewSourceError, is_url, load_rollouts
 
@@ -41,11 +41,13 @@ def token_texts_for(spec: str) -> Callable[[list[int]], dict[int, str]]:
 
 
 def write_viewer(source: str | Path, out: str | Path | None = None, *, tokenizer: str | None = None,
-                 api_key: str | None = None, title: str | None = None, log: Callable[[str], None] = print) -> Path:
+                 api_key: str | None = None, title: str | None = None, split: bool | None = None,
+                 log: Callable[[str], None] = print) -> Path:
     """Write the viewer for `source` (see `load_rollouts`) and return its path.
 
     Token texts come from `tokenizer`, else from the rollouts' own `model`; when neither loads, the strip
-    shows ids only and the page says so.
+    shows ids only and the page says so. `split`: data in `<page>_files/` chunks instead of the page
+    (default: only for runs over `page.SPLIT_ABOVE` rollouts).
     """
     rollouts, origin = load_rollouts(str(source), api_key=api_key)
     spec = tokenizer or next((r.model for r in rollouts if r.model), None)
@@ -60,12 +62,7 @@ def write_viewer(source: str | Path, out: str | Path | None = None, *, tokenizer
                                         "generated_at": time.strftime("%Y-%m-%d %H:%M:%S")})
     path = Path(out) if out else default_output(str(source))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for chunk in render_html(payload):
-            fh.write(chunk)
-    tmp.replace(path)
-    return path
+    return write_page(payload, path, split=split)
 
 
 def serve_viewer(path: str | Path, host: str = "127.0.0.1", port: int = 8765) -> None:
@@ -74,11 +71,17 @@ def serve_viewer(path: str | Path, host: str = "127.0.0.1", port: int = 8765) ->
     from fastapi import FastAPI
     from fastapi.responses import FileResponse
 
+    from fastapi.staticfiles import StaticFiles
+
     app = FastAPI(title="rollgym view", docs_url=None, redoc_url=None, openapi_url=None)
     target = Path(path).resolve()
+    files = target.with_name(target.stem + "_files")
 
     @app.get("/")
     async def page() -> FileResponse:
         return FileResponse(target, media_type="text/html; charset=utf-8")
+
+    if files.is_dir():  # a split page's chunks, at the relative path the page asks for
+        app.mount(f"/{files.name}", StaticFiles(directory=files), name="chunks")
 
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -12,7 +12,6 @@ from typing import Any, Callable
 from ..output import summarize
 from ..records import Rollout
 
-LOGPROB_DIGITS = 4  # logprobs are shown, not recomputed: 4 decimals keep the file small
 
 
 def index_row(i: int, r: Rollout) -> dict[str, Any]:
@@ -22,9 +21,8 @@ def index_row(i: int, r: Rollout) -> dict[str, Any]:
         "i": i, "id": r.id, "task": r.task_id, "sample": r.sample_index, "group": r.group_id,
         "reward": r.reward, "stop": r.stop_reason or "", "error": r.error.category if r.error else "",
         "turns": len(r.turns), "calls": int(m["tool_calls"]), "failed": int(m["tool_failures"]),
-        "well_formed": sum(1 for t in r.turns for c in t.tool_calls if not c.failed),
         "sampled": int(m["sampled_tokens"]), "env": sum(len(t.bridge_ids) for t in r.turns),
-        "prompt": len(r.prompt_ids), "gen_s": round(r.timings.generate_s, 3), "env_s": round(r.timings.env_s, 3),
+        "gen_s": round(r.timings.generate_s, 3), "env_s": round(r.timings.env_s, 3),
         "wall_s": round(r.timings.wall_s, 3), "segment": r.meta.get("segment"), "session": r.meta.get("proxy_session"),
     }
 
@@ -32,28 +30,15 @@ def index_row(i: int, r: Rollout) -> dict[str, Any]:
 def token_strip(r: Rollout, prompt_ref: int) -> dict[str, Any]:
     """The whole trajectory as ids: the prompt (by reference), then each turn's sampled ids and its bridge.
 
-    `marks` say where each turn, bridge and proxy segment begins (positions count from the first
-    completion id); `mask` is TRL's `env_mask` with the trailing bridge kept, so the strip shows
-    everything the environment wrote.
+    Compact on purpose (a 10,000-rollout page is mostly this): per turn, the sampled ids, their logprobs in
+    milli-nats (integers), and the environment's bridge ids; the page rebuilds TRL's `env_mask` (with the
+    trailing bridge kept) and marks where each turn, bridge and proxy segment begins.
     """
-    ids: list[int] = []
-    logprobs: list[float] = []
-    mask: list[int] = []
-    marks: list[dict[str, Any]] = []
-    if "segment" in r.meta:
-        marks.append({"pos": 0, "kind": "segment",
-                      "label": f"proxy segment {r.meta['segment']}: {r.meta.get('segment_reason') or 'continued'}"})
-    for t in r.turns:
-        marks.append({"pos": len(ids), "kind": "turn", "label": f"turn {t.index}: sampled, {t.finish_reason}"})
-        ids += t.completion_ids
-        logprobs += [round(x, LOGPROB_DIGITS) for x in t.logprobs]
-        mask += [1] * len(t.completion_ids)
-        if t.bridge_ids:
-            marks.append({"pos": len(ids), "kind": "bridge", "label": f"turn {t.index}: environment reply"})
-            ids += t.bridge_ids
-            logprobs += [0.0] * len(t.bridge_ids)
-            mask += [0] * len(t.bridge_ids)
-    return {"prompt": prompt_ref, "ids": ids, "logprobs": logprobs, "mask": mask, "marks": marks}
+    return {"prompt": prompt_ref,
+            "segment": (f"proxy segment {r.meta['segment']}: {r.meta.get('segment_reason') or 'continued'}"
+                        if "segment" in r.meta else None),
+            "turns": [{"index": t.index, "finish": t.finish_reason, "ids": t.completion_ids,
+                       "lp": [round(x * 1000) for x in t.logprobs], "bridge": t.bridge_ids} for t in r.turns]}
 
 
 def detail(r: Rollout) -> dict[str, Any]:
@@ -67,7 +52,8 @@ def detail(r: Rollout) -> dict[str, Any]:
         "turns": [{"index": t.index, "prompt_len": t.prompt_len, "n_sampled": len(t.completion_ids),
                    "n_bridge": len(t.bridge_ids), "finish_reason": t.finish_reason, "generate_s": t.generate_s,
                    "env_s": t.env_s, "reward": t.reward, "message": t.message, "parse_errors": t.parse_errors,
-                   "tool_calls": [c.model_dump() for c in t.tool_calls], "env_messages": t.env_messages}
+                   "tool_calls": [c.model_dump(exclude={"result"}) for c in t.tool_calls],  # the tool message shows it
+                   "env_messages": t.env_messages}
                   for t in r.turns],
     }
 
@@ -93,7 +79,8 @@ class Payload:
                 seen[key] = len(self.prompts)
                 self.prompts.append(list(r.prompt_ids))
             self.strips.append(token_strip(r, seen[key]))
-        used = sorted({i for p in self.prompts for i in p} | {i for s in self.strips for i in s["ids"]})
+        used = sorted({i for p in self.prompts for i in p}
+                      | {i for s in self.strips for t in s["turns"] for i in (*t["ids"], *t["bridge"])})
         self.vocab = token_text(used) if token_text else {}
         self.meta = {**meta, "token_texts": bool(token_text)}
 

@@ -13,7 +13,7 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 README = EXAMPLES.parent / "README.md"
-SNIPPETS = ["one_rollout.py", "batch_to_disk.py", "train_grpo.py", "write_an_env.py", "proxy_agent.py"]
+SNIPPETS = ["one_rollout.py", "batch_to_disk.py", "train_grpo.py", "write_an_env.py", "proxy_agent.py", "view_a_run.py"]
 #: what a snippet may import besides rollgym: the standard library and the libraries a use belongs to
 ALLOWED = {"asyncio", "json", "sys", "datasets", "trl", "openai", "rollgym"}
 
@@ -62,6 +62,15 @@ def test_batch_to_disk_is_resumable(tmp_path):
         {("calc-0", 0), ("calc-0", 1), ("calc-1", 0), ("calc-1", 1)}
     run("batch_to_disk.py", tmp_path)  # resumes: nothing left to do, nothing written twice
     assert (tmp_path / "runs/calc/rollouts.jsonl").read_text().splitlines() == lines
+
+
+@pytest.mark.slow
+def test_view_a_run_writes_the_page(tmp_path):
+    out = run("view_a_run.py", tmp_path)
+    page = tmp_path / "runs/calc/view.html"
+    assert f"open {Path('runs/calc/view.html')} in a browser" in out and page.exists()
+    html = page.read_text()
+    assert html.count('id="rg-d-') == 4 and 'id="rg-index"' in html
 
 
 @pytest.mark.slow

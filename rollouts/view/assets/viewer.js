@@ -8,8 +8,28 @@ const app = document.getElementById("app"), tip = document.getElementById("tip")
 const PAGE = 100;
 const state = { task: "", stop: "", error: "", reward: "", q: "", page: 0, hits: null };
 const parsed = new Map();
+// A split page (big runs) keeps its data in <page>_files/: chunk files, loaded by script tags on demand.
+const CHUNKS = META.chunks || null;
+const chunkStore = new Map(), chunkLoads = new Map();
+window.rgChunk = (name, blocks) => { for (const [k, v] of Object.entries(blocks)) chunkStore.set(k, v); };
+function chunkName(id) { const [, kind, n] = id.split("-"); return `${kind}-${Math.floor(+n / CHUNKS.size)}.js`; }
+function loadChunk(name) {
+  if (!chunkLoads.has(name)) {
+    chunkLoads.set(name, new Promise((resolve, reject) => {
+      const el = document.createElement("script");
+      el.src = `${CHUNKS.dir}/${name}`;
+      el.onload = resolve;
+      el.onerror = () => reject(new Error(`cannot read ${CHUNKS.dir}/${name}: keep the _files folder beside the page`));
+      document.head.appendChild(el);
+    }));
+  }
+  return chunkLoads.get(name);
+}
+// Resolves once the named blocks can be read with block() (at once for a single-file page).
+function need(ids) { return CHUNKS ? Promise.all([...new Set(ids.map(chunkName))].map(loadChunk)) : Promise.resolve(); }
 
 function block(id) {
+  if (CHUNKS) return chunkStore.has(id) ? chunkStore.get(id) : null;
   if (!parsed.has(id)) {
     const el = document.getElementById(id);
     parsed.set(id, el ? JSON.parse(el.textContent) : null);
@@ -18,6 +38,11 @@ function block(id) {
   return parsed.get(id);
 }
 const detail = (i) => block("rg-d-" + i), strip = (i) => block("rg-t-" + i), prompt = (k) => block("rg-p-" + k);
+// Everything a rollout page shows: its detail, its strip, then the prompt the strip names.
+async function needRollouts(list) {
+  await need(list.flatMap((i) => ["rg-d-" + i, "rg-t-" + i]));
+  await need(list.map((i) => "rg-p-" + strip(i).prompt));
+}
 
 function esc(s) {
   return String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
@@ -27,16 +52,20 @@ const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const uniq = (xs) => [...new Set(xs)].sort();
 
 // ---- routing -------------------------------------------------------------------------------------
-function route() {
+async function route() {
   tip.hidden = true;
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   try {
-    if (parts[0] === "r" && ROWS[+parts[1]]) renderRollout(+parts[1]);
-    else if (parts[0] === "cmp" && ROWS[+parts[1]] && ROWS[+parts[2]]) renderCompare(+parts[1], +parts[2]);
-    else renderOverview();
+    if (parts[0] === "r" && ROWS[+parts[1]]) {
+      await needRollouts([+parts[1]]);
+      renderRollout(+parts[1]);
+    } else if (parts[0] === "cmp" && ROWS[+parts[1]] && ROWS[+parts[2]]) {
+      await needRollouts([+parts[1], +parts[2]]);
+      renderCompare(+parts[1], +parts[2]);
+    } else renderOverview();
   } catch (err) {
     app.innerHTML = `<div class="errorbox">This page could not be shown: ${esc(err && err.message)}</div>`;
-    throw err;
+    return;
   }
   window.scrollTo(0, 0);
 }
@@ -109,19 +138,26 @@ function rewardOk(r, choice) {
 function jsonNeedle(q) {
   return JSON.stringify(q).slice(1, -1).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026").toLowerCase();
 }
+function messagesText(i) {
+  return CHUNKS ? JSON.stringify(chunkStore.get("rg-d-" + i)) : document.getElementById("rg-d-" + i).textContent;
+}
 function filtered() {
-  const needle = state.q ? jsonNeedle(state.q) : "";
+  const needle = !state.q ? "" : CHUNKS ? JSON.stringify(state.q).slice(1, -1).toLowerCase() : jsonNeedle(state.q);
   return ROWS.filter((r) => (!state.task || r.task === state.task) && (!state.stop || r.stop === state.stop) && rewardOk(r, state.reward)
     && (!state.error || (state.error === "(any error)" ? !!r.error : state.error === "(no error)" ? !r.error : r.error === state.error))
-    && (!needle || document.getElementById("rg-d-" + r.i).textContent.toLowerCase().includes(needle)));
+    && (!needle || messagesText(r.i).toLowerCase().includes(needle)));
 }
 
-function renderList() {
+async function renderList() {
+  const list = document.getElementById("list");
+  if (state.q && CHUNKS) {  // a search reads every rollout's messages: load their chunks first
+    list.innerHTML = `<p id="count">searching ${ROWS.length} rollouts…</p>`;
+    try { await need(ROWS.map((r) => "rg-d-" + r.i)); } catch (err) { list.innerHTML = `<div class="errorbox">${esc(err.message)}</div>`; return; }
+  }
   const rows = filtered(), pages = Math.max(1, Math.ceil(rows.length / PAGE));
   state.page = Math.min(state.page, pages - 1);
   const shown = rows.slice(state.page * PAGE, (state.page + 1) * PAGE);
   const groups = groupIndex();
-  const list = document.getElementById("list");
   list.innerHTML = `
     <div class="pager"><span id="count">${rows.length} of ${ROWS.length} rollouts</span>
       <button id="prev"${state.page === 0 ? " disabled" : ""}>‹ previous</button>
@@ -131,7 +167,7 @@ function renderList() {
       <th>turns</th><th>tool calls (failed)</th><th>sampled / env tokens</th><th>wall s</th><th></th></tr></thead>
     <tbody>${shown.map((r) => {
       const other = (groups.get(r.group) || []).find((j) => j !== r.i);
-      return `<tr class="rollout${r.error ? " err" : ""}" data-i="${r.i}"><td><a href="#/r/${r.i}">${r.i}</a></td><td>${esc(r.task)}</td>
+      return `<tr class="rollout${r.error ? " err" : ""}" data-i="${r.i}"><td><a href="#/r/${r.i}">${r.i}</a></td><td>${esc(r.task || (r.session ? `session ${r.session} · segment ${r.segment}` : ""))}</td>
         <td class="num">${r.sample}</td><td class="num">${fmt(r.reward)}</td><td>${esc(r.stop)}</td><td>${r.error ? `<span class="badge bad">${esc(r.error)}</span>` : ""}</td>
         <td class="num">${r.turns}</td><td class="num">${r.calls} (${r.failed})</td><td class="num">${r.sampled} / ${r.env}</td>
         <td class="num">${fmt(r.wall_s, 1)}</td><td>${other !== undefined ? `<a href="#/cmp/${r.i}/${other}">compare</a>` : ""}</td></tr>`;
@@ -240,8 +276,23 @@ function tokenText(id) {
 }
 function shade(lp) { const p = Math.exp(lp ?? 0); return `hsl(${Math.round(120 * p)},70%,82%)`; }
 
+// A stored strip is per turn (sampled ids, logprobs in milli-nats, bridge ids): rebuild TRL's view and the marks.
+function expand(stored) {
+  const s = { ids: [], logprobs: [], mask: [], marks: [] };
+  if (stored.segment) s.marks.push({ pos: 0, kind: "segment", label: stored.segment });
+  for (const t of stored.turns) {
+    s.marks.push({ pos: s.ids.length, kind: "turn", label: `turn ${t.index}: sampled, ${t.finish}` });
+    for (let k = 0; k < t.ids.length; k++) { s.ids.push(t.ids[k]); s.logprobs.push(t.lp[k] / 1000); s.mask.push(1); }
+    if (t.bridge.length) {
+      s.marks.push({ pos: s.ids.length, kind: "bridge", label: `turn ${t.index}: environment reply` });
+      for (const id of t.bridge) { s.ids.push(id); s.logprobs.push(0); s.mask.push(0); }
+    }
+  }
+  return s;
+}
+
 function fillStrip(el, i) {
-  const s = strip(i), p = prompt(s.prompt) || [];
+  const stored = strip(i), s = expand(stored), p = prompt(stored.prompt) || [];
   const marks = new Map(s.marks.map((m) => [m.pos, []]));
   for (const m of s.marks) marks.get(m.pos).push(m);
   const parts = [`<details class="prompt"><summary>prompt: ${p.length} ids (environment)</summary>`];
@@ -264,7 +315,7 @@ function fillStrip(el, i) {
     const kind = isPrompt ? "prompt" : s.mask[n] ? "sampled (env_mask 1)" : "environment (env_mask 0)";
     const lp = !isPrompt && s.mask[n] ? s.logprobs[n] : null;
     tip.textContent = `id ${id}  ${JSON.stringify(VOCAB[id] ?? null)}\n${kind}, position ${isPrompt ? n : p.length + n}` +
-      (lp !== null && lp !== undefined ? `\nlogprob ${lp.toFixed(4)}  (p = ${Math.exp(lp).toFixed(3)})` : "");
+      (lp !== null && lp !== undefined ? `\nlogprob ${lp.toFixed(3)}  (p = ${Math.exp(lp).toFixed(3)})` : "");
     tip.hidden = false;
     const r = tk.getBoundingClientRect();
     tip.style.left = Math.min(r.left, window.innerWidth - 430) + "px";

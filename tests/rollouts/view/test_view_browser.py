@@ -97,7 +97,7 @@ def test_hovering_a_token_shows_its_id_and_logprob(browser, real_view):
         assert tip.is_displayed()
         pos = int(tokens[k].get_attribute("data-k"))
         assert tip.text.startswith(f"id {view['completion_ids'][pos]} ")
-        assert f"logprob {view['logprobs'][pos]:.4f}" in tip.text and "sampled (env_mask 1)" in tip.text
+        assert f"logprob {round(view['logprobs'][pos] * 1000) / 1000:.3f}" in tip.text and "sampled (env_mask 1)" in tip.text
 
 
 def test_filters_and_search_change_the_list(browser, real_view, artifacts):
@@ -170,3 +170,24 @@ def test_no_console_errors_and_nothing_from_the_network(browser, real_view):
     events = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
     urls = {ev["params"]["request"]["url"] for ev in events if ev["method"] == "Network.requestWillBeSent"}
     assert urls and all(u.startswith(f"file://{path}") for u in urls), urls
+
+
+def test_a_split_page_reads_its_chunk_files(browser, scripted_run, tmp_path):
+    """Big runs keep only the index in the page: opening a rollout or searching loads the chunks beside it."""
+    path = write_viewer(scripted_run, tmp_path / "big.html", tokenizer="smollm2-135m", split=True)
+    assert "rg-d-0" not in path.read_text() and (tmp_path / "big_files" / "d-0.js").exists()
+    rollouts = list(read_rollouts(scripted_run / "rollouts.jsonl"))
+    browser.get_log("browser"), browser.get_log("performance")
+    _open(browser, path, "r/3")
+    view = rollouts[3].token_view(keep_trailing_bridge=True)
+    assert len(_by_css(browser, ".strip .tk.s")) == sum(view["env_mask"]) > 0
+    assert len(_by_css(browser, ".strip .tk.p")) == len(rollouts[3].prompt_ids)
+    _open(browser, path)
+    _by_css(browser, "#f-q")[0].send_keys(rollouts[0].initial_messages[-1]["content"][:20])
+    time.sleep(0.8)
+    shown = [int(r.get_attribute("data-i")) for r in _by_css(browser, "tr.rollout")]
+    assert shown == [i for i, r in enumerate(rollouts) if r.task_id == rollouts[0].task_id]
+    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
+    events = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
+    urls = {ev["params"]["request"]["url"] for ev in events if ev["method"] == "Network.requestWillBeSent"}
+    assert {u.split("#")[0] for u in urls} == {f"file://{path}", *(f"file://{tmp_path}/big_files/{n}" for n in ("d-0.js", "t-0.js", "p-0.js"))}

@@ -20,6 +20,25 @@ from rollgym.rollouts.view.sources import load_rollouts
 runner = CliRunner()
 
 
+def expand_strip(strip: dict) -> dict:
+    """The reference for what viewer.js computes from a strip: ids, logprobs, env_mask and marks (positions from the first completion id)."""
+    ids: list = []
+    logprobs: list = []
+    mask: list = []
+    marks: list = [{"pos": 0, "kind": "segment", "label": strip["segment"]}] if strip["segment"] else []
+    for t in strip["turns"]:
+        marks.append({"pos": len(ids), "kind": "turn", "label": f"turn {t['index']}: sampled, {t['finish']}"})
+        ids += t["ids"]
+        logprobs += [x / 1000 for x in t["lp"]]
+        mask += [1] * len(t["ids"])
+        if t["bridge"]:
+            marks.append({"pos": len(ids), "kind": "bridge", "label": f"turn {t['index']}: environment reply"})
+            ids += t["bridge"]
+            logprobs += [0.0] * len(t["bridge"])
+            mask += [0] * len(t["bridge"])
+    return {"ids": ids, "logprobs": logprobs, "mask": mask, "marks": marks}
+
+
 def blocks(html: str) -> dict[str, object]:
     """Every inert JSON block of the page, parsed, by id."""
     return {m.group(1): json.loads(m.group(2))
@@ -43,11 +62,12 @@ def test_strip_is_the_token_view_with_marks(scripted_run):
     rollouts = list(read_rollouts(scripted_run / "rollouts.jsonl"))
     payload = Payload(rollouts, None, {})
     assert len(payload.prompts) == 2, "the 2 samples of each task share one stored prompt"
-    for r, strip in zip(rollouts, payload.strips):
+    for r, stored in zip(rollouts, payload.strips):
+        strip = expand_strip(stored)
         view = r.token_view(keep_trailing_bridge=True)
         assert strip["ids"] == view["completion_ids"] and strip["mask"] == view["env_mask"]
-        assert strip["logprobs"] == pytest.approx(view["logprobs"], abs=1e-4)
-        assert payload.prompts[strip["prompt"]] == r.prompt_ids
+        assert strip["logprobs"] == pytest.approx(view["logprobs"], abs=5e-4)
+        assert payload.prompts[stored["prompt"]] == r.prompt_ids
         turns = [m["pos"] for m in strip["marks"] if m["kind"] == "turn"]
         bridges = [m["pos"] for m in strip["marks"] if m["kind"] == "bridge"]
         assert len(turns) == len(r.turns) == 3 and turns[0] == 0
@@ -70,7 +90,7 @@ def test_page_is_self_contained_and_escaped(scripted_run, hostile, tmp_path):
     detail = data["rg-d-0"]
     failed = [c for t in detail["turns"] for c in t["tool_calls"] if c["failed"]]
     assert len(failed) == 1 and hostile in json.dumps(failed[0]["arguments"])
-    ids = {i for k, v in data.items() if k.startswith("rg-t-") for i in v["ids"]}
+    ids = {i for k, v in data.items() if k.startswith("rg-t-") for i in expand_strip(v)["ids"]}
     assert ids <= {int(k) for k in index["vocab"]}, "every id in a strip has its text"
     assert index["vocab"][str(ids.pop())] != ""
 
@@ -126,7 +146,40 @@ def test_proxy_session_url_is_viewable_with_its_segments(scripted_proxy, say, tm
     result = runner.invoke(app, ["view", url, "--out", str(out), "--api-key", "k3y", "--tokenizer", "smollm2-135m"])
     assert result.exit_code == 0, result.output
     data = blocks(out.read_text())
-    marks = [m for k, v in data.items() if k.startswith("rg-t-") for m in v["marks"] if m["kind"] == "segment"]
+    strips = [expand_strip(v) for k, v in data.items() if k.startswith("rg-t-")]
+    marks = [m for s in strips for m in s["marks"] if m["kind"] == "segment"]
     assert len(marks) == 2 and marks[0]["label"] == "proxy segment 0: first call"
     assert marks[1]["label"].startswith("proxy segment 1: ") and marks[1]["label"] != "proxy segment 1: continued"
-    assert [len(v["marks"]) for k, v in data.items() if k.startswith("rg-t-")] == [1 + 2 + 1, 1 + 1]  # segment, turns, bridge
+    assert [len(s["marks"]) for s in strips] == [1 + 2 + 1, 1 + 1]  # segment, turns, bridge
+
+
+def test_serve_answers_the_page_on_loopback(scripted_run, tmp_path):
+    """`rollgym view --serve`: the real CLI process serves the written file at / until Ctrl-C."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "served.html"
+    proc = subprocess.Popen([sys.executable, "-m", "rollgym", "view", str(scripted_run), "--out", str(out), "--tokenizer",
+                             "smollm2-135m", "--serve", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, response = time.monotonic() + 120, None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+                break
+            except httpx.TransportError:
+                time.sleep(0.3)
+        assert response is not None and response.status_code == 200, proc.stderr.read() if proc.poll() is not None else ""
+        assert response.headers["content-type"].startswith("text/html") and response.text == out.read_text()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=30)
+    assert f"serving it at http://127.0.0.1:{port}/" in stdout
