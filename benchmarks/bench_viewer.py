@@ -82,7 +82,6 @@ def measure(driver, page: Path, n: int) -> dict[str, float]:
     driver.get(f"file://{page}#/")  # returns after the load event: parsed, index read, list rendered
     load = time.perf_counter() - t
     listed = driver.execute_script("return document.querySelectorAll('tr.rollout').length")
-    heap = driver.execute_script("return performance.memory ? performance.memory.usedJSHeapSize : 0") / 1e6
     t = time.perf_counter()
     driver.execute_script(f"location.hash = '#/r/{n - 1}'")
     wait_for(driver, "return document.querySelectorAll('.strip .tk').length > 0")
@@ -93,7 +92,7 @@ def measure(driver, page: Path, n: int) -> dict[str, float]:
     driver.execute_script("const q = document.getElementById('f-q'); q.value = 'repository'; state.q = q.value; renderList();")
     wait_for(driver, "const c = document.getElementById('count'); return c && !c.textContent.startsWith('searching')")
     search = time.perf_counter() - t
-    return {"load_s": load, "listed": listed, "heap_mb": heap, "open_s": open_s, "search_s": search}
+    return {"load_s": load, "listed": listed, "open_s": open_s, "search_s": search}
 
 
 def main() -> None:
@@ -119,7 +118,7 @@ def main() -> None:
                 print(f"{n:>6} rollouts: jsonl {rows[-1][1]:7.1f} MB  page {rows[-1][2]:7.1f} MB  chunks {data:7.1f} MB  "
                       f"write {write:6.1f} s  "
                       f"load {m['load_s']:5.2f} s  open one {m['open_s'] * 1000:6.0f} ms  search {m['search_s'] * 1000:6.0f} ms  "
-                      f"heap {m['heap_mb']:6.0f} MB  rows shown {m['listed']}", flush=True)
+                      f"rows shown {m['listed']}", flush=True)
     finally:
         driver.quit()
 
