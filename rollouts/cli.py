@@ -111,7 +111,9 @@ def demo(
     tok = None
     try:
         # A turn cut by max_tokens is closed and answered (truncation "close"), so one long reply does not end the episode.
-        tok = certified_tokenizer(model, need_tools=True)
+        from .engines.registry import parse_spec
+
+        tok = certified_tokenizer(parse_spec(model).tokenizer_source or model, need_tools=True)
         tok = ChatTokenizer(tok.hf, chat_template=tok.template, truncation="close")
         if env == "rollgym/SWE-v0":
             env_kwargs = demo_env_kwargs(tok)

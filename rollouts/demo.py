@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rollgym.errors import RollgymError
+
 from .limits import Limits
 
 if TYPE_CHECKING:  # the CLI imports this module for its defaults: keep it light
@@ -49,41 +51,60 @@ def demo_env_kwargs(tok: ChatTokenizer) -> dict[str, Any]:
             "nudge": f"{NUDGE} Reply with one tool call only, in this format:\n{example}"}
 
 
+def replay(r: Rollout, tok: ChatTokenizer) -> dict[str, list]:
+    """Rebuild a rollout's token view from its messages and sampled ids alone: the prompt rendered from the
+    initial messages, each turn's sampled ids kept verbatim, each bridge derived from the environment's
+    messages. Equal to the stored view iff the stored ids, logprobs and env_mask are what the messages imply."""
+    traj = tok.start(r.initial_messages, r.tools or None)
+    for t in r.turns:
+        traj.add_completion(t.completion_ids, t.logprobs, t.finish_reason)
+        if t.bridge_ids:
+            traj.add_messages(t.env_messages)
+    return traj.to_rollout_dict()
+
+
 def prove(rollouts: list[Rollout], tok: ChatTokenizer | None) -> dict[str, Any]:
     """Check, rollout by rollout, what a token-exact multi-turn run must satisfy, and count what the model did.
 
-    - token exact: each turn's prompt is exactly the previous prompt + its sampled ids + the bridge ids
-      (checked on lengths the engine reported, `Turn.prompt_len`);
-    - masks aligned: ids, logprobs and env_mask have one entry per id, and the mask marks exactly the sampled ids;
+    - token exact: replaying the rollout through the tokenizer (`replay`) gives the stored prompt and
+      completion ids exactly, and each turn's prompt (`Turn.prompt_len`) is the one before + its sampled
+      ids + its bridge;
+    - masks aligned: the replay gives the stored logprobs and env_mask exactly (1 on sampled ids only);
     - re-tokenized: whether rendering the decoded conversation and tokenizing it again would give other ids.
+    Without a tokenizer only the prompt-length chain is checked.
     """
     exact = aligned = multi = with_call = retokenized_differs = 0
     calls = failed = sampled = env_ids = 0
     turns = []
     for r in rollouts:
         view = r.token_view(keep_trailing_bridge=True)
-        n = len(view["completion_ids"])
-        aligned += (len(view["logprobs"]) == n == len(view["env_mask"])
-                    and sum(view["env_mask"]) == sum(len(t.completion_ids) for t in r.turns)
-                    and all(len(t.logprobs) == len(t.completion_ids) for t in r.turns))
-        expected, ok = len(r.prompt_ids), bool(r.turns)
+        expected, chained = len(r.prompt_ids), bool(r.turns)
         for t in r.turns:
-            ok = ok and t.prompt_len == expected
+            chained = chained and t.prompt_len == expected
             expected += len(t.completion_ids) + len(t.bridge_ids)
-        exact += ok and r.token_exact
+        same_ids = same_masks = chained
+        if tok is not None and chained:
+            try:
+                again = replay(r, tok)
+            except RollgymError:  # the records do not replay: neither claim holds
+                again = {}
+            same_ids = (again.get("prompt_ids"), again.get("completion_ids")) == (r.prompt_ids, view["completion_ids"])
+            same_masks = (again.get("logprobs"), again.get("env_mask")) == (view["logprobs"], view["env_mask"])
+        exact += same_ids and r.token_exact
+        aligned += same_masks
         multi += len(r.turns) >= 2
         executed = [c for t in r.turns for c in t.tool_calls]
         with_call += any(not c.failed for c in executed)
         calls, failed = calls + len(executed), failed + sum(c.failed for c in executed)
-        sampled, env_ids = sampled + sum(view["env_mask"]), env_ids + n - sum(view["env_mask"])
+        sampled, env_ids = sampled + sum(view["env_mask"]), env_ids + len(view["env_mask"]) - sum(view["env_mask"])
         turns.append(len(r.turns))
         if tok is not None and r.turns:
             ids = r.prompt_ids + r.token_view()["completion_ids"]
             try:
-                again = tok.encode(tok.render(r.messages(), tools=r.tools or None))
-            except Exception:  # a conversation the template refuses to re-render counts as differing
-                again = []
-            retokenized_differs += again[: len(ids)] != ids
+                rendered = tok.encode(tok.render(r.messages(), tools=r.tools or None))
+            except RollgymError:  # a conversation the template refuses to re-render counts as differing
+                rendered = []
+            retokenized_differs += rendered[: len(ids)] != ids
     return {"rollouts": len(rollouts), "token_exact": exact, "masks_aligned": aligned, "multi_turn": multi,
             "with_tool_call": with_call, "tool_calls": calls, "tool_calls_failed": failed, "sampled_ids": sampled,
             "environment_ids": env_ids, "turns_max": max(turns, default=0),
@@ -95,9 +116,9 @@ def proof_lines(p: dict[str, Any], sandbox: str) -> list[str]:
     """What the run proved, one short line per claim (each fits 80 columns)."""
     n = p["rollouts"]
     lines = [
-        f"token-exact    {p['token_exact']}/{n}  each prompt = last prompt + sampled ids + bridge ids",
-        f"masks aligned  {p['masks_aligned']}/{n}  env_mask: {p['sampled_ids']:,} sampled, {p['environment_ids']:,} "
-        "environment ids",
+        f"token-exact    {p['token_exact']}/{n}  replaying the messages rebuilds the stored ids exactly",
+        f"masks aligned  {p['masks_aligned']}/{n}  env_mask 1 on {p['sampled_ids']:,} sampled ids, 0 on "
+        f"{p['environment_ids']:,} environment ids",
         f"multi-turn     {p['multi_turn']}/{n}  reached 2 turns or more (max {p['turns_max']}, mean {p['turns_mean']:.1f})",
         f"tool calls     {p['with_tool_call']}/{n}  ran a well-formed call {sandbox} ({p['tool_calls']} calls, "
         f"{p['tool_calls_failed']} failed)",

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .page import write_page
+from .page import ViewOutputError, write_page
 from .payload import Payload
 from .sources import ViewSourceError, is_url, load_rollouts
 
-__all__ = ["ViewSourceError", "default_output", "serve_viewer", "token_texts_for", "write_viewer"]
+__all__ = ["ViewOutputError", "ViewSourceError", "default_output", "serve_viewer", "token_texts_for", "write_viewer"]
 
 
 def default_output(source: str) -> Path:
@@ -30,9 +30,16 @@ def token_texts_for(spec: str) -> Callable[[list[int]], dict[int, str]]:
     """Each id's own text under the tokenizer of `spec` (a model spec or directory), decoded one id at a time."""
     from transformers import AutoTokenizer
 
-    from ..engines.default_model import resolve_model_dir
+    from rollgym.errors import RollgymError
 
-    hf = AutoTokenizer.from_pretrained(resolve_model_dir(spec[3:] if spec.startswith("hf:") else spec))
+    from ..engines.default_model import resolve_model_dir
+    from ..engines.registry import parse_spec
+
+    try:  # an engine spec (`vllm:URL#MODEL`, `hf:/dir`, `smollm2-135m`) names where its tokenizer lives
+        source = parse_spec(spec).tokenizer_source or spec
+    except RollgymError:  # a bare directory or model name
+        source = spec
+    hf = AutoTokenizer.from_pretrained(resolve_model_dir(source[3:] if source.startswith("hf:") else source))
 
     def texts(ids: list[int]) -> dict[int, str]:
         return {i: hf.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False) for i in ids}

@@ -10,16 +10,27 @@ its index, whatever the run's size.
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
+from rollgym.errors import UsageError
+
 from .payload import Payload
 
 SPLIT_ABOVE = 2000  # rollouts: above this, the page loads its data from chunk files
+SPLIT_ABOVE_BYTES = 64_000_000  # ... or above this much data, whatever the count (long rollouts)
 CHUNK = 100  # rollouts (or prompts) per chunk file
+MARKER = ".rollgym-view"  # marks a chunk folder as ours: only such a folder is ever replaced
+
+
+class ViewOutputError(UsageError, FileExistsError):
+    """The page's chunk folder would replace a folder rollgym view did not write."""
+
+
 _ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
@@ -32,49 +43,57 @@ def _asset(name: str) -> str:
     return resources.files("rollgym.rollouts.view").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def _block(block_id: str, value: Any) -> str:
-    return f'<script type="application/json" id="{block_id}">{_json(value)}</script>\n'
+def _block(block_id: str, text: str) -> str:
+    return f'<script type="application/json" id="{block_id}">{text}</script>\n'
 
 
-def _data_blocks(payload: Payload) -> Iterator[tuple[str, Any]]:
+def _data_blocks(payload: Payload) -> Iterator[tuple[str, str]]:
+    """(block id, its JSON) for every prompt and every rollout's detail, strip and search text."""
     for k, prompt in enumerate(payload.prompts):
-        yield f"rg-p-{k}", prompt
-    for i, (detail, strip) in enumerate(zip(payload.details, payload.strips)):
-        yield f"rg-d-{i}", detail
-        yield f"rg-t-{i}", strip
+        yield f"rg-p-{k}", _json(prompt)
+    for i, (detail, strip, text) in enumerate(zip(payload.details, payload.strips, payload.texts)):
+        yield f"rg-d-{i}", _json(detail)
+        yield f"rg-t-{i}", _json(strip)
+        yield f"rg-s-{i}", _json(text)
 
 
 def chunk_name(block_id: str) -> str:
-    """The chunk file holding a block: `rg-d-123` -> `d-1.js` (details, strips and prompts apart, so a
-    search reads only the messages). viewer.js computes the same name."""
+    """The chunk file holding a block: `rg-d-123` -> `d-1.js` (details, strips, search texts and prompts
+    apart, so a search reads only the texts). viewer.js computes the same name."""
     kind, index = block_id.split("-")[1], int(block_id.split("-")[2])
     return f"{kind}-{index // CHUNK}.js"
 
 
 def write_page(payload: Payload, path: Path, split: bool | None = None) -> Path:
-    """Write the page to `path` (and its chunk files when split; by default above `SPLIT_ABOVE` rollouts)."""
-    split = len(payload.rows) > SPLIT_ABOVE if split is None else split
+    """Write the page to `path`, and its chunk files when split (by default: above `SPLIT_ABOVE` rollouts
+    or `SPLIT_ABOVE_BYTES` of data)."""
+    blocks = list(_data_blocks(payload))
+    if split is None:
+        split = len(payload.rows) > SPLIT_ABOVE or sum(len(text) for _, text in blocks) > SPLIT_ABOVE_BYTES
     files = path.with_name(path.stem + "_files")
-    if files.exists():
+    if (files / MARKER).exists():  # an earlier page's chunks; a folder rollgym did not write is left alone
         shutil.rmtree(files)
     if split:
+        if files.exists():
+            raise ViewOutputError(f"{files} exists and was not written by rollgym view: choose another --out")
         files.mkdir(parents=True)
+        (files / MARKER).write_text("chunk files of a rollgym view page; rewritten with it\n")
         payload.meta["chunks"] = {"dir": files.name, "size": CHUNK}
-        chunks: dict[str, dict[str, Any]] = {}
-        for block_id, value in _data_blocks(payload):
-            chunks.setdefault(chunk_name(block_id), {})[block_id] = value
-        for name, blocks in chunks.items():
-            (files / name).write_text(f"rgChunk({json.dumps(name)},{_json(blocks)});\n", encoding="utf-8")
+        chunks: dict[str, list[str]] = {}
+        for block_id, text in blocks:
+            chunks.setdefault(chunk_name(block_id), []).append(f"{json.dumps(block_id)}:{text}")
+        for name, items in chunks.items():
+            (files / name).write_text(f"rgChunk({json.dumps(name)},{{{','.join(items)}}});\n", encoding="utf-8")
     head, tail = _asset("viewer.html").split("<!--DATA-->")
-    title = json.dumps(payload.meta.get("title", "rollgym run"))[1:-1].replace("<", "&lt;")
+    title = html.escape(str(payload.meta.get("title", "rollgym run")))
     tmp = path.with_suffix(path.suffix + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         script_src = "'unsafe-inline' 'self'" if split else "'unsafe-inline'"
         fh.write(head.replace("{{TITLE}}", title).replace("{{SCRIPT_SRC}}", script_src).replace("/*CSS*/", _asset("viewer.css")))
-        fh.write(_block("rg-index", payload.index()))
+        fh.write(_block("rg-index", _json(payload.index())))
         if not split:
-            for block_id, value in _data_blocks(payload):
-                fh.write(_block(block_id, value))
+            for block_id, text in blocks:
+                fh.write(_block(block_id, text))
         fh.write(tail.replace("/*JS*/", _asset("viewer.js")))
     tmp.replace(path)
     return path

@@ -58,6 +58,19 @@ def detail(r: Rollout) -> dict[str, Any]:
     }
 
 
+def search_text(r: Rollout) -> str:
+    """What the list's search reads: every message's text, reasoning and tool-call arguments, lowercased."""
+    parts: list[str] = []
+    for m in r.messages():
+        content = m.get("content")
+        parts.append(content if isinstance(content, str) else str(content or ""))
+        parts.append(str(m.get("reasoning_content") or m.get("reasoning") or ""))
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function") or call
+            parts.append(f"{fn.get('name', '')} {fn.get('arguments', '')}")
+    return "\n".join(p for p in parts if p).lower()
+
+
 def _tool_name(tool: dict[str, Any]) -> str:
     return (tool.get("function") or tool).get("name", "?")
 
@@ -70,6 +83,7 @@ class Payload:
         self.summary = summarize(rollouts)
         self.rows = [index_row(i, r) for i, r in enumerate(rollouts)]
         self.details = [detail(r) for r in rollouts]
+        self.texts = [search_text(r) for r in rollouts]
         self.prompts: list[list[int]] = []
         seen: dict[str, int] = {}
         self.strips = []

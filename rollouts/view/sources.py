@@ -23,8 +23,9 @@ def load_rollouts(source: str | Path, api_key: str | None = None) -> tuple[list[
     """The rollouts of `source` and a one-line description of where they came from.
 
     Accepted: a run directory (holding `rollouts.jsonl`), a `.jsonl` file of rollouts, a `.json` file saved
-    from the proxy (`GET /sessions/{id}/rollouts`, a list, or `GET /sessions/{id}`, an object with
-    `rollouts`), or a proxy session URL (`http://host:port/sessions/{id}`; `api_key`: the proxy's `--api-key`, if it has one).
+    from the proxy (`GET /sessions/{id}/rollouts`, a list, or `DELETE /sessions/{id}`, an object with
+    `rollouts`), or a proxy session URL (`http://host:port/sessions/{id}`, or the agent's base URL ending in
+    `/v1`; `api_key`: the proxy's `--api-key`, if it has one).
     """
     text = str(source)
     if is_url(text):
@@ -36,7 +37,11 @@ def load_rollouts(source: str | Path, api_key: str | None = None) -> tuple[list[
         raise ViewSourceError(f"{text}: no such run directory or file (expected a run directory with {ROLLOUTS_FILE}, "
                               "a rollouts .jsonl, a proxy session .json, or a session URL)")
     if path.suffix == ".json":
-        return _from_json(json.loads(path.read_text()), text), str(path)
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ViewSourceError(f"{path}: not JSON ({exc})") from exc
+        return _from_json(data, text), str(path)
     with open(path, "rb") as fh:
         first = fh.readline()
     try:
@@ -65,6 +70,7 @@ def _from_url(url: str, api_key: str | None) -> list[Rollout]:
 
     if "/sessions/" not in url:
         raise ViewSourceError(f"{url}: expected a proxy session URL, http://HOST:PORT/sessions/ID")
+    url = url[:-3] if url.endswith("/v1") else url  # the base URL an agent was given
     target = url if url.endswith("/rollouts") else url + "/rollouts"
     try:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -73,4 +79,8 @@ def _from_url(url: str, api_key: str | None) -> list[Rollout]:
         raise ViewSourceError(f"cannot reach {target}: {exc}") from exc
     if response.status_code != 200:
         raise ViewSourceError(f"{target} answered {response.status_code}: {response.text[:300]}")
-    return _from_json(response.json(), target)
+    try:
+        data = response.json()
+    except ValueError as exc:
+        raise ViewSourceError(f"{target} did not answer JSON: {response.text[:200]!r}") from exc
+    return _from_json(data, target)

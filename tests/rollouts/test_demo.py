@@ -25,15 +25,19 @@ def test_the_example_is_what_the_parser_reads_back(tool_tok):
     assert "<tool_call>" in kwargs["system_prompt"] and "<tool_call>" in kwargs["nudge"]
 
 
-def test_proof_catches_a_broken_chain(scripted_run_dir):
+def test_proof_replays_each_rollout_and_catches_corruption(scripted_run_dir, tool_tok):
     rollouts = list(read_rollouts(scripted_run_dir / "rollouts.jsonl"))
-    good = prove(rollouts, None)
+    good = prove(rollouts, tool_tok)
     assert good["token_exact"] == good["masks_aligned"] == good["rollouts"] == 4
     assert good["with_tool_call"] == 4 and good["multi_turn"] == 4 and good["tool_calls"] == 8
-    rollouts[0].turns[1].prompt_len += 1  # the engine saw a prompt the record does not explain
-    rollouts[1].turns[0].logprobs.pop()  # a logprob missing: ids and logprobs no longer align
-    bad = prove(rollouts, None)
-    assert bad["token_exact"] == 3 and bad["masks_aligned"] == 3
+    assert good["retokenized_differs"] == 0  # canonical scripted ids: re-tokenizing happens to agree here
+    rollouts[0].turns[0].bridge_ids[3] += 1  # an environment id the tool message does not produce
+    rollouts[1].prompt_ids[-2] += 1  # a prompt the initial messages do not render to
+    rollouts[3].turns[1].prompt_len += 1  # the chain of prompts broken
+    bad = prove(rollouts, tool_tok)
+    assert bad["token_exact"] == 1, "only the untouched rollout replays to its stored ids"
+    assert bad["masks_aligned"] == 3, "a changed id keeps the masks aligned; a broken chain does not"
+    assert prove(rollouts, None)["token_exact"] == 3, "without a tokenizer only the prompt chain is checked"
 
 
 @pytest.fixture(scope="module")

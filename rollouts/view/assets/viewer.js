@@ -17,7 +17,7 @@ function loadChunk(name) {
   if (!chunkLoads.has(name)) {
     chunkLoads.set(name, new Promise((resolve, reject) => {
       const el = document.createElement("script");
-      el.src = `${CHUNKS.dir}/${name}`;
+      el.src = `${encodeURIComponent(CHUNKS.dir)}/${name}`;
       el.onload = resolve;
       el.onerror = () => reject(new Error(`cannot read ${CHUNKS.dir}/${name}: keep the _files folder beside the page`));
       document.head.appendChild(el);
@@ -52,14 +52,16 @@ const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const uniq = (xs) => [...new Set(xs)].sort();
 
 // ---- routing -------------------------------------------------------------------------------------
+let searchTimer = null;
 async function route() {
   tip.hidden = true;
+  clearTimeout(searchTimer);
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   try {
     if (parts[0] === "r" && ROWS[+parts[1]]) {
       await needRollouts([+parts[1]]);
       renderRollout(+parts[1]);
-    } else if (parts[0] === "cmp" && ROWS[+parts[1]] && ROWS[+parts[2]]) {
+    } else if (parts[0] === "cmp" && ROWS[+parts[1]] && ROWS[+parts[2]] && +parts[1] !== +parts[2]) {
       await needRollouts([+parts[1], +parts[2]]);
       renderCompare(+parts[1], +parts[2]);
     } else renderOverview();
@@ -102,9 +104,9 @@ function renderOverview() {
     </section>
     <h2>Rollouts</h2>
     <div class="filters">
-      <label>task ${select("f-task", uniq(ROWS.map((r) => r.task)), state.task)}</label>
+      <label>task ${select("f-task", uniq(ROWS.map((r) => orNone(r.task))), state.task)}</label>
       <label>reward ${select("f-reward", rewardChoices(), state.reward)}</label>
-      <label>stop reason ${select("f-stop", uniq(ROWS.map((r) => r.stop)), state.stop)}</label>
+      <label>stop reason ${select("f-stop", uniq(ROWS.map((r) => orNone(r.stop))), state.stop)}</label>
       <label>error ${select("f-error", uniq(ROWS.map((r) => r.error)).filter(Boolean).concat(["(any error)", "(no error)"]), state.error)}</label>
       <label>search <input id="f-q" type="search" placeholder="text in messages" value="${esc(state.q)}"></label>
     </div>
@@ -112,14 +114,15 @@ function renderOverview() {
   for (const [id, key] of [["f-task", "task"], ["f-reward", "reward"], ["f-stop", "stop"], ["f-error", "error"]]) {
     document.getElementById(id).addEventListener("change", (e) => { state[key] = e.target.value; state.page = 0; renderList(); });
   }
-  let timer = null;
   document.getElementById("f-q").addEventListener("input", (e) => {
-    clearTimeout(timer);
-    timer = setTimeout(() => { state.q = e.target.value; state.hits = null; state.page = 0; renderList(); }, 200);
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => { state.q = e.target.value; state.page = 0; renderList(); }, 200);
   });
   renderList();
 }
 
+const NONE = "(none)";  // the filter value of an empty task or stop reason
+const orNone = (v) => (v === "" || v === null || v === undefined ? NONE : v);
 function select(id, values, current) {
   const opts = ["", ...values].map((v) => `<option value="${esc(v)}"${v === current ? " selected" : ""}>${v === "" ? "(all)" : esc(v)}</option>`);
   return `<select id="${id}">${opts.join("")}</select>`;
@@ -134,25 +137,32 @@ function rewardOk(r, choice) {
   return op === ">" ? r.reward > x : op === "<" ? r.reward < x : r.reward === x;
 }
 
-// A search over the raw JSON of each rollout's messages, so nothing is parsed: the query is escaped the way the JSON is.
-function jsonNeedle(q) {
-  return JSON.stringify(q).slice(1, -1).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026").toLowerCase();
+// Search reads each rollout's own text block (message contents, reasoning, tool arguments), lowercased when
+// written; the matches of a query are kept, so paging and other filters do not search again.
+function searchText(i) {
+  return CHUNKS ? chunkStore.get("rg-s-" + i) : JSON.parse(document.getElementById("rg-s-" + i).textContent);
 }
-function messagesText(i) {
-  return CHUNKS ? JSON.stringify(chunkStore.get("rg-d-" + i)) : document.getElementById("rg-d-" + i).textContent;
+function hits() {
+  if (!state.hits || state.hits.q !== state.q) {
+    const needle = state.q.toLowerCase();
+    state.hits = { q: state.q, set: new Set(ROWS.filter((r) => searchText(r.i).includes(needle)).map((r) => r.i)) };
+  }
+  return state.hits.set;
 }
 function filtered() {
-  const needle = !state.q ? "" : CHUNKS ? JSON.stringify(state.q).slice(1, -1).toLowerCase() : jsonNeedle(state.q);
-  return ROWS.filter((r) => (!state.task || r.task === state.task) && (!state.stop || r.stop === state.stop) && rewardOk(r, state.reward)
+  const found = state.q ? hits() : null;
+  return ROWS.filter((r) => (!state.task || orNone(r.task) === state.task) && (!state.stop || orNone(r.stop) === state.stop) && rewardOk(r, state.reward)
     && (!state.error || (state.error === "(any error)" ? !!r.error : state.error === "(no error)" ? !r.error : r.error === state.error))
-    && (!needle || messagesText(r.i).toLowerCase().includes(needle)));
+    && (!found || found.has(r.i)));
 }
 
 async function renderList() {
   const list = document.getElementById("list");
-  if (state.q && CHUNKS) {  // a search reads every rollout's messages: load their chunks first
+  if (!list) return;
+  if (state.q && CHUNKS && (!state.hits || state.hits.q !== state.q)) {  // a new search: load every text chunk first
     list.innerHTML = `<p id="count">searching ${ROWS.length} rollouts…</p>`;
-    try { await need(ROWS.map((r) => "rg-d-" + r.i)); } catch (err) { list.innerHTML = `<div class="errorbox">${esc(err.message)}</div>`; return; }
+    try { await need(ROWS.map((r) => "rg-s-" + r.i)); } catch (err) { if (list.isConnected) list.innerHTML = `<div class="errorbox">${esc(err.message)}</div>`; return; }
+    if (!list.isConnected) return;  // the reader went elsewhere meanwhile
   }
   const rows = filtered(), pages = Math.max(1, Math.ceil(rows.length / PAGE));
   state.page = Math.min(state.page, pages - 1);
@@ -166,8 +176,8 @@ async function renderList() {
     <table id="rollouts"><thead><tr><th>#</th><th>task</th><th>sample</th><th>reward</th><th>stop reason</th><th>error</th>
       <th>turns</th><th>tool calls (failed)</th><th>sampled / env tokens</th><th>wall s</th><th></th></tr></thead>
     <tbody>${shown.map((r) => {
-      const other = (groups.get(r.group) || []).find((j) => j !== r.i);
-      return `<tr class="rollout${r.error ? " err" : ""}" data-i="${r.i}"><td><a href="#/r/${r.i}">${r.i}</a></td><td>${esc(r.task || (r.session ? `session ${r.session} · segment ${r.segment}` : ""))}</td>
+      const other = (groups.get(groupKey(r)) || []).find((j) => j !== r.i);
+      return `<tr class="rollout${r.error ? " err" : ""}" data-i="${r.i}"><td><a href="#/r/${r.i}">${r.i}</a></td><td>${esc(r.task || (r.session ? `session ${r.session}${r.segment === null || r.segment === undefined ? "" : ` · segment ${r.segment}`}` : ""))}</td>
         <td class="num">${r.sample}</td><td class="num">${fmt(r.reward)}</td><td>${esc(r.stop)}</td><td>${r.error ? `<span class="badge bad">${esc(r.error)}</span>` : ""}</td>
         <td class="num">${r.turns}</td><td class="num">${r.calls} (${r.failed})</td><td class="num">${r.sampled} / ${r.env}</td>
         <td class="num">${fmt(r.wall_s, 1)}</td><td>${other !== undefined ? `<a href="#/cmp/${r.i}/${other}">compare</a>` : ""}</td></tr>`;
@@ -176,11 +186,18 @@ async function renderList() {
   document.getElementById("next").onclick = () => { state.page++; renderList(); };
 }
 
+// A GRPO group: the rollouts of one task (its group id, else its task id); rollouts with neither are not grouped.
+const groupKey = (r) => r.group || r.task || "";
 let _groups = null;
 function groupIndex() {
   if (!_groups) {
     _groups = new Map();
-    for (const r of ROWS) { const k = r.group || r.task; if (!_groups.has(k)) _groups.set(k, []); _groups.get(k).push(r.i); }
+    for (const r of ROWS) {
+      const k = groupKey(r);
+      if (!k) continue;
+      if (!_groups.has(k)) _groups.set(k, []);
+      _groups.get(k).push(r.i);
+    }
   }
   return _groups;
 }
@@ -224,7 +241,7 @@ function scatter(points, xlabel, ylabel) {
 // ---- one rollout ------------------------------------------------------------------------------------
 function renderRollout(i) {
   const d = detail(i), row = ROWS[i];
-  const siblings = (groupIndex().get(row.group || row.task) || []).filter((j) => j !== i);
+  const siblings = (groupIndex().get(groupKey(row)) || []).filter((j) => j !== i);
   app.innerHTML = `
     <p><a href="#/">‹ all rollouts</a> ${i > 0 ? `· <a href="#/r/${i - 1}">previous</a>` : ""} ${i + 1 < ROWS.length ? `· <a href="#/r/${i + 1}">next</a>` : ""}</p>
     <h1>Rollout ${i}: ${esc(d.task)} · sample ${d.sample}</h1>
@@ -303,6 +320,7 @@ function fillStrip(el, i) {
     parts.push(s.mask[k] ? `<span class="tk s" data-k="${k}" style="background:${shade(s.logprobs[k])}">${esc(tokenText(s.ids[k]))}</span>`
       : `<span class="tk e" data-k="${k}">${esc(tokenText(s.ids[k]))}</span>`);
   }
+  for (const m of marks.get(s.ids.length) || []) parts.push(`<span class="mk ${m.kind}" title="${esc(m.label)}">${esc(m.label)}</span>`);
   el.innerHTML = parts.join("");
   const sampled = sum(s.mask);
   el.dataset.sampled = sampled; el.dataset.environment = s.ids.length - sampled; el.dataset.prompt = p.length;

@@ -42,9 +42,15 @@ def real_view(docker_engine, scripted_run, tmp_path_factory):
 
 
 def _open(browser, path, route: str = "") -> None:
-    """Load the page afresh at `route` (a new document: no filter state carried over)."""
+    """Load the page afresh at `route` (a new document: no filter state carried over); it must render."""
     browser.get("about:blank")
     browser.get(f"file://{path}#/{route}")
+    deadline = time.monotonic() + 30
+    while not browser.execute_script("return !!document.querySelector('#rollouts, .strip .tk, .errorbox')"):
+        assert time.monotonic() < deadline, f"#/{route} never rendered"
+        time.sleep(0.05)
+    failures = browser.execute_script("return [...document.querySelectorAll('.errorbox')].map(e => e.textContent)")
+    assert not [f for f in failures if "could not be shown" in f], failures
 
 
 def _fmt(x: float) -> str:
@@ -190,4 +196,4 @@ def test_a_split_page_reads_its_chunk_files(browser, scripted_run, tmp_path):
     assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
     events = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
     urls = {ev["params"]["request"]["url"] for ev in events if ev["method"] == "Network.requestWillBeSent"}
-    assert {u.split("#")[0] for u in urls} == {f"file://{path}", *(f"file://{tmp_path}/big_files/{n}" for n in ("d-0.js", "t-0.js", "p-0.js"))}
+    assert {u.split("#")[0] for u in urls} == {f"file://{path}", *(f"file://{tmp_path}/big_files/{n}" for n in ("d-0.js", "t-0.js", "p-0.js", "s-0.js"))}

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from rollgym.rollouts.cli import app
 from rollgym.rollouts.output import read_rollouts
-from rollgym.rollouts.view import ViewSourceError, default_output, write_viewer
+from rollgym.rollouts.view import ViewOutputError, ViewSourceError, default_output, write_viewer
 from rollgym.rollouts.view.payload import Payload, token_strip
 from rollgym.rollouts.view.sources import load_rollouts
 
@@ -95,6 +95,29 @@ def test_page_is_self_contained_and_escaped(scripted_run, hostile, tmp_path):
     assert index["vocab"][str(ids.pop())] != ""
 
 
+def test_search_text_is_the_conversation_only(scripted_run, tmp_path):
+    data = blocks(write_viewer(scripted_run, tmp_path / "v.html", tokenizer="smollm2-135m", title="a <b>&").read_text())
+    rollouts = list(read_rollouts(scripted_run / "rollouts.jsonl"))
+    text = data["rg-s-0"]
+    assert rollouts[0].initial_messages[-1]["content"].lower() in text and '"a": 1' in text  # messages, tool arguments
+    assert "calculator-v0" not in text and "finish_reason" not in text and "scripted" not in text  # no metadata
+    assert "<title>a &lt;b&gt;&amp; · rollgym view</title>" in (tmp_path / "v.html").read_text()
+
+
+def test_a_chunk_folder_rollgym_did_not_write_is_left_alone(scripted_run, tmp_path):
+    mine = tmp_path / "report_files"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("a browser's saved page")
+    write_viewer(scripted_run, tmp_path / "report.html", tokenizer="smollm2-135m", split=False)
+    assert (mine / "keep.txt").exists()
+    with pytest.raises(ViewOutputError, match="not written by rollgym view"):
+        write_viewer(scripted_run, tmp_path / "report.html", tokenizer="smollm2-135m", split=True)
+    write_viewer(scripted_run, tmp_path / "big.html", tokenizer="smollm2-135m", split=True)
+    assert (tmp_path / "big_files" / "t-0.js").exists()
+    write_viewer(scripted_run, tmp_path / "big.html", tokenizer="smollm2-135m", split=False)
+    assert not (tmp_path / "big_files").exists(), "its own chunk folder goes when the page is rewritten as one file"
+
+
 def test_sources_dir_jsonl_and_saved_session(scripted_run, tmp_path):
     rollouts, origin = load_rollouts(scripted_run)
     assert len(rollouts) == 4 and origin.endswith("rollouts.jsonl")
@@ -117,6 +140,10 @@ def test_bad_sources_say_what_to_pass(tmp_path):
         load_rollouts(bad)
     with pytest.raises(ViewSourceError, match="session URL"):
         load_rollouts("http://127.0.0.1:9/not-a-session")
+    broken = tmp_path / "session.json"
+    broken.write_text("{not json")
+    with pytest.raises(ViewSourceError, match="not JSON"):
+        load_rollouts(broken)
     result = runner.invoke(app, ["view", str(tmp_path / "missing")])
     assert result.exit_code == 2 and "no such run directory" in result.output
 
@@ -139,7 +166,7 @@ def test_proxy_session_url_is_viewable_with_its_segments(scripted_proxy, say, tm
     client.chat.completions.create(model="m", messages=msgs + [{"role": "assistant", "content": first.choices[0].message.content},
                                                                {"role": "user", "content": "ok?"}])
     client.chat.completions.create(model="m", messages=[{"role": "user", "content": "something else"}])
-    url = sess.base_url.rsplit("/v1", 1)[0]
+    url = sess.base_url  # the agent's base URL, .../sessions/ID/v1, is accepted as it is
     out = tmp_path / "session.html"
     denied = runner.invoke(app, ["view", url, "--out", str(out), "--api-key", "wrong"])
     assert denied.exit_code == 2 and "401" in denied.output
