@@ -22,7 +22,7 @@ from .messages import make_tool_call, normalize_for_template
 from .parsers import ToolCallParseError, detect_parser, make_parser, split_reasoning
 from .recipes import PROBES, RenderRecipes, deterministic, template_probes
 from .rendering import TemplateRenderer
-from .segmented import SegmentedEncoder
+from .segmented import SegmentedEncoder, encode_text
 
 TruncationPolicy = Literal["end", "close"]
 
@@ -170,7 +170,7 @@ class ChatTokenizer:
     def encode_whole(self, text: str) -> list[int]:
         """`encode` without the piece cache: the tokenizer on the whole text (the reference checks compare to)."""
         if self._backend is not None:
-            return self._backend.encode(text, add_special_tokens=False).ids
+            return encode_text(self._backend, text)
         return self.hf.encode(text, add_special_tokens=False)
 
     def token_text(self, token_id: int) -> str:

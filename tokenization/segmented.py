@@ -17,6 +17,17 @@ _PROBE_PIECES = ["Hello world", " leading space", "\n\nnewlines\n", "  two space
                  "tab\tend ", "'s 're", "<not special>", ""]
 
 
+GIL_FREE_CHARS = 65_536  # texts this long are encoded with the GIL released (another thread keeps running)
+
+
+def encode_text(backend, text: str) -> list[int]:
+    """The Rust tokenizer's ids for `text`. `encode` holds the GIL (8 MB of text: ~8 s with every other
+    Python thread stopped); `encode_batch` releases it and gives the same ids, so long texts use that."""
+    if len(text) >= GIL_FREE_CHARS:
+        return backend.encode_batch([text], add_special_tokens=False)[0].ids
+    return backend.encode(text, add_special_tokens=False).ids
+
+
 class SegmentedEncoder:
     """`encode(text)` equal to `backend.encode(text, add_special_tokens=False).ids`, with piece caching."""
 
@@ -43,7 +54,7 @@ class SegmentedEncoder:
             return None
 
     def _whole(self, text: str) -> list[int]:
-        return self._backend.encode(text, add_special_tokens=False).ids
+        return encode_text(self._backend, text)
 
     def _check(self) -> None:
         specials = sorted(self._ids, key=len)[:3]

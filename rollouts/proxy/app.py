@@ -6,6 +6,7 @@ oversize bodies and a missing or wrong key are 4xx; engine failures are 5xx and 
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import time
@@ -23,8 +24,13 @@ from .service import ProxyCore
 from .streaming import chat_chunks, completion_chunks
 
 
-async def read_json(request: Request, limit: int) -> Any:
-    """The request body as JSON, refusing bodies over `limit` bytes (by header, then while reading)."""
+MAX_DEPTH = 100  # JSON nesting a request may have (tool schemas nest, but not this deep)
+OFFLOAD_BYTES = 256 * 1024  # bodies over this are parsed, and their prompts rendered, off the event loop
+
+
+async def read_json(request: Request, limit: int) -> tuple[Any, int]:
+    """The request body as JSON and its size, refusing bodies over `limit` bytes (by header, then while
+    reading). A large body is parsed in a worker thread, so other sessions are not held up."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise APIError(413, f"the request body is {declared} bytes; the limit is {limit}", code="request_too_large")
@@ -36,11 +42,48 @@ async def read_json(request: Request, limit: int) -> Any:
         chunks.append(chunk)
     raw = b"".join(chunks)
     if not raw.strip():
-        return None
+        return None, size
+    if size > OFFLOAD_BYTES:
+        return await asyncio.to_thread(decode_json, raw), size
+    return decode_json(raw), size
+
+
+def decode_json(raw: bytes) -> Any:
+    """Parse a body; every client mistake in it is a 400 that names the field, never a 500."""
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise bad_request(f"the request body is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:
+        raise bad_request(f"the request body is nested more than {MAX_DEPTH} levels deep", code="invalid_json") from None
+    except ValueError as exc:  # e.g. an integer past Python's 4,300-digit conversion limit
+        raise bad_request(f"the request body has a value JSON cannot be read as: {exc}", code="invalid_json") from None
+    check_values(data)
+    return data
+
+
+def check_values(data: Any) -> None:
+    """Walk the body (without recursion): nesting within MAX_DEPTH, and every string valid Unicode (a lone
+    UTF-16 surrogate such as "\\ud800" parses in JSON but no tokenizer can encode it)."""
+    stack: list[tuple[Any, tuple, int]] = [(data, (), 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        field = ".".join(str(p) for p in path) or None
+        if depth > MAX_DEPTH:
+            raise bad_request(f"{field}: nested more than {MAX_DEPTH} levels deep", field, code="invalid_json")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad = value[exc.start:exc.end].encode("utf-16", "surrogatepass")[2:].hex()
+                raise bad_request(f"{field or 'body'}: holds an unpaired UTF-16 surrogate (\\u{bad[2:4]}{bad[0:2]} at "
+                                  f"character {exc.start}); send valid Unicode", field, code="invalid_unicode") from None
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((key, path, depth + 1))
+                stack.append((item, (*path, key), depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, k), depth + 1) for k, item in enumerate(value))
 
 
 def parse_body(data: Any, model: type[BaseModel]) -> Any:
@@ -110,7 +153,7 @@ def create_app(core: ProxyCore) -> FastAPI:
 
     @app.post("/sessions", status_code=201)
     async def create_session(request: Request) -> dict:
-        data = await read_json(request, settings.max_body_bytes)
+        data, _ = await read_json(request, settings.max_body_bytes)
         body = parse_body(data if data is not None else {}, SessionCreate)
         sess = core.create_session(body.session_id, str(request.base_url).rstrip("/"), body.metadata)
         return {"session_id": sess.id, "base_url": sess.base_url}
@@ -131,10 +174,10 @@ def create_app(core: ProxyCore) -> FastAPI:
     @app.post("/sessions/{session_id}/v1/chat/completions")
     async def chat_completions(session_id: str, request: Request):
         sess = core.store.get(session_id)
-        data = await read_json(request, settings.max_body_bytes)
+        data, size = await read_json(request, settings.max_body_bytes)
         t0 = time.perf_counter()  # the proxy's own work from here (the engine's time is subtracted)
         req = parse_body(data, ChatCompletionRequest)
-        resp, call = await core.chat(sess, req)
+        resp, call = await core.chat(sess, req, offload=size > OFFLOAD_BYTES)
         overhead_ms = (time.perf_counter() - t0 - call.generate_s) * 1000
         headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment),
                    "x-rollgym-overhead-ms": f"{overhead_ms:.3f}"}
@@ -146,8 +189,9 @@ def create_app(core: ProxyCore) -> FastAPI:
     @app.post("/sessions/{session_id}/v1/completions")
     async def completions(session_id: str, request: Request):
         sess = core.store.get(session_id)
-        req = parse_body(await read_json(request, settings.max_body_bytes), CompletionRequest)
-        resp, call = await core.complete(sess, req)
+        data, size = await read_json(request, settings.max_body_bytes)
+        req = parse_body(data, CompletionRequest)
+        resp, call = await core.complete(sess, req, offload=size > OFFLOAD_BYTES)
         headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment)}
         if req.stream:
             include = bool(req.stream_options and req.stream_options.include_usage)

@@ -41,8 +41,17 @@ def check_common(req: SamplingFields) -> None:
         raise APIError(400, "`seed` must be in [0, 2**63)", param="seed")
 
 
+#: arguments rollgym passes to the chat template itself: a `chat_template_kwargs` key may not replace them
+RESERVED_TEMPLATE_KWARGS = frozenset({"messages", "tools", "add_generation_prompt", "tokenize", "chat_template",
+                                      "continue_final_message", "return_dict", "return_tensors", "tokenizer_kwargs"})
+
+
 def check_chat(req: ChatCompletionRequest) -> None:
     check_common(req)
+    for key in sorted(set(req.chat_template_kwargs or {}) & RESERVED_TEMPLATE_KWARGS):
+        raise APIError(400, f"`chat_template_kwargs.{key}` is not allowed: rollgym sets `{key}` itself"
+                            + (" (send tools in the request's `tools` field)" if key == "tools" else ""),
+                       param=f"chat_template_kwargs.{key}")
     if req.functions is not None:
         raise unsupported("functions", "use `tools` (the legacy `functions` field is not implemented)")
     if req.top_logprobs:

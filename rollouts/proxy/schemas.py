@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Lenient(BaseModel):
@@ -71,8 +71,8 @@ class SamplingFields(_Lenient):
     model: str = ""
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     top_p: float | None = Field(None, gt=0.0, le=1.0)
-    top_k: int | None = Field(None, ge=-1)
-    max_tokens: int | None = Field(None, ge=1)
+    top_k: int | None = Field(None, ge=-1, le=2**31 - 1)
+    max_tokens: int | None = Field(None, ge=1, le=2**31 - 1)
     n: int | None = Field(None, ge=1)
     seed: int | None = None
     stop: str | list[str] | None = None
@@ -89,7 +89,7 @@ class ChatCompletionRequest(SamplingFields):
     tools: list[Tool] | None = None
     tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
     parallel_tool_calls: bool | None = None
-    max_completion_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1, le=2**31 - 1)
     logprobs: bool | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)
     response_format: dict[str, Any] | None = None
@@ -197,3 +197,11 @@ class SessionCreate(BaseModel):
 
     session_id: str | None = Field(None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._-]+$")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("session_id")
+    @classmethod
+    def _not_a_path_step(cls, value: str | None) -> str | None:
+        """"." and ".." would make the base URL .../sessions/../v1 leave the session."""
+        if value in (".", ".."):
+            raise ValueError(f"{value!r} is a path step, not a session id")
+        return value

@@ -8,6 +8,7 @@ that does not comply is returned as sampled, with a warning on the call (`warnin
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -81,8 +82,10 @@ class ProxyCore:
         return gen, time.perf_counter() - t0
 
     # --- chat ---------------------------------------------------------------------------------
-    async def chat(self, sess: ProxySession, req: ChatCompletionRequest) -> tuple[ChatCompletionResponse, Call]:
-        """Answer one chat request and record it; raise `APIError` for anything that is not a completion."""
+    async def chat(self, sess: ProxySession, req: ChatCompletionRequest,
+                   offload: bool = False) -> tuple[ChatCompletionResponse, Call]:
+        """Answer one chat request and record it; raise `APIError` for anything that is not a completion.
+        `offload`: render and tokenize in a worker thread (a large request must not hold up other sessions)."""
         check_chat(req)
         messages = to_template_messages(req.messages)
         if messages[-1]["role"] == "assistant":
@@ -90,7 +93,8 @@ class ProxyCore:
                               "not supported (the model generates the next turn)", "messages")
         tools = [t.model_dump(exclude_none=True) for t in req.tools] if req.tools else None
         try:
-            plan = sess.plan(messages, tools, dict(req.chat_template_kwargs or {}))
+            kwargs = dict(req.chat_template_kwargs or {})
+            plan = await asyncio.to_thread(sess.plan, messages, tools, kwargs) if offload else sess.plan(messages, tools, kwargs)
         except (TokenizationError, ValueError) as exc:
             raise bad_request(f"cannot tokenize this conversation: {exc}", "messages") from None
         prompt = plan.traj.next_prompt_ids
@@ -149,15 +153,17 @@ class ProxyCore:
         return out
 
     # --- completions ----------------------------------------------------------------------------
-    async def complete(self, sess: ProxySession, req: CompletionRequest) -> tuple[CompletionResponse, Call]:
-        """Legacy completions: the prompt text is encoded as is (special-token strings become special ids)."""
+    async def complete(self, sess: ProxySession, req: CompletionRequest,
+                       offload: bool = False) -> tuple[CompletionResponse, Call]:
+        """Legacy completions: the prompt text is encoded as is (special-token strings become special ids);
+        `offload`: encode in a worker thread."""
         check_common(req)
         if req.echo or req.suffix:
             raise bad_request("`echo` and `suffix` are not supported", "echo" if req.echo else "suffix")
         if isinstance(req.prompt, str):
             if not req.prompt:
                 raise bad_request("`prompt` is empty", "prompt")
-            prompt = self.tokenizer.encode(req.prompt)
+            prompt = await asyncio.to_thread(self.tokenizer.encode, req.prompt) if offload else self.tokenizer.encode(req.prompt)
         else:
             vocab = len(self.tokenizer.hf)
             if not req.prompt or any(not 0 <= t < vocab for t in req.prompt):

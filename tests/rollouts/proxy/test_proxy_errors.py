@@ -119,3 +119,72 @@ def test_a_bug_in_the_proxy_is_a_500_json_not_a_dropped_connection(scripted_prox
     err = _error(httpx.post(f"{sess.base_url}/chat/completions", json={"model": "m", "messages": MSGS}), 500)
     assert err["code"] == "internal_error" and "KeyError" in err["message"]
     assert httpx.get(f"{proxy.base_url}/health").json()["status"] == "ok"  # still serving
+
+
+MSG = '"messages":[{"role":"user","content":"x"}]'
+
+
+@pytest.mark.parametrize("raw, param, code", [
+    ('{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}', "messages.0.content", "invalid_unicode"),
+    ('{"model":"m","messages":[{"role":"user","content":"x","\\udc00":1}]}', "messages.0", "invalid_unicode"),
+    ('{"model":"m",%s,"metadata":%s}' % (MSG, "[" * 5000 + "]" * 5000), None, "invalid_json"),
+    ('{"model":"m",%s,"metadata":%s}' % (MSG, "[" * 200 + "]" * 200), "metadata." + ".".join(["0"] * 100), "invalid_json"),
+    ('{"model":"m",%s,"max_tokens":%s}' % (MSG, "9" * 5000), None, "invalid_json"),
+    ('{"model":"m",%s,"max_tokens":%s}' % (MSG, "1" + "0" * 30), "max_tokens", None),
+    ('{"model":"m",%s,"chat_template_kwargs":{"tools":5}}' % MSG, "chat_template_kwargs.tools", None),
+    ('{"model":"m",%s,"chat_template_kwargs":{"add_generation_prompt":false}}' % MSG,
+     "chat_template_kwargs.add_generation_prompt", None),
+])
+def test_client_mistakes_inside_the_json_are_4xx_naming_the_field(scripted_proxy, scripts, raw, param, code):
+    """Issue 17 item 10: each of these was a 500 (or a dropped connection for the deep nesting)."""
+    proxy, _ = scripted_proxy(lambda prompt, sampling: scripts.text("ok"))
+    sess = proxy.session()
+    err = _error(httpx.post(f"{sess.base_url}/chat/completions", content=raw.encode(),
+                            headers={"content-type": "application/json"}), 400)
+    assert err["param"] == param and err["code"] == code and err["type"] == "invalid_request_error"
+    assert sess.calls == [] and sess.errors == []
+    ok = httpx.post(f"{sess.base_url}/chat/completions", json={"model": "m", "messages": MSGS})
+    assert ok.status_code == 200, "the proxy is fine afterwards"
+
+
+@pytest.mark.parametrize("session_id", [".", ".."])
+def test_session_ids_that_are_path_steps_are_refused(proxy, session_id):
+    err = _error(httpx.post(f"{proxy.base_url}/sessions", json={"session_id": session_id}), 400)
+    assert err["param"] == "session_id" and "path step" in err["message"]
+    assert httpx.post(f"{proxy.base_url}/sessions", json={"session_id": "run.1..a"}).status_code == 201
+
+
+def test_a_large_request_is_worked_off_the_event_loop(scripted_proxy, scripts, monkeypatch):
+    """A body over OFFLOAD_BYTES is parsed and its prompt rendered and tokenized in a worker thread, and long
+    texts are tokenized with the GIL released: other sessions keep being served (8 MiB measured: issue 17)."""
+    import threading
+
+    from rollgym.rollouts.proxy import app as app_module
+    from rollgym.rollouts.proxy.session import ProxySession
+
+    threads: list[str] = []
+    plan = ProxySession.plan
+
+    def spy(self, *args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return plan(self, *args, **kwargs)
+
+    monkeypatch.setattr(ProxySession, "plan", spy)
+    proxy, _ = scripted_proxy(lambda prompt, sampling: scripts.text("ok"))
+    sess = proxy.session()
+    small = {"model": "m", "messages": MSGS}
+    big = {"model": "m", "messages": [{"role": "user", "content": "word " * (app_module.OFFLOAD_BYTES // 4)}]}
+    for body in (small, big):
+        assert httpx.post(f"{sess.base_url}/chat/completions", json=body, timeout=120).status_code == 200
+    loop_thread, worker = threads
+    assert worker != loop_thread and "asyncio" in worker, threads  # asyncio.to_thread's pool
+
+
+def test_long_texts_are_tokenized_with_the_gil_released_and_the_same_ids(ptok):
+    from rollgym.tokenization.segmented import GIL_FREE_CHARS, encode_text
+
+    text = "héllo <|im_end|> wörld\n\t中文 " * (GIL_FREE_CHARS // 10)
+    backend = ptok._backend
+    assert len(text) >= GIL_FREE_CHARS
+    assert encode_text(backend, text) == backend.encode(text, add_special_tokens=False).ids
+    assert ptok.encode(text) == ptok.encode_whole(text) == backend.encode(text, add_special_tokens=False).ids
