@@ -124,7 +124,7 @@ def demo(
                         limits=limits, sampling=SamplingParams(temperature=DEMO_TEMPERATURE, seed=0), env_kwargs=env_kwargs,
                         tokenizer=tok)
     path = os.path.join(out, ROLLOUTS_FILE)
-    if code == 2 or not os.path.exists(path):
+    if code != 0 or not os.path.exists(path):  # a setup error, Ctrl-C (130) or SIGTERM (143)
         raise typer.Exit(code)
     console = Console(stderr=True)
     proof = prove(list(read_rollouts(path)), tok)

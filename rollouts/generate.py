@@ -19,6 +19,7 @@ from .limits import Limits
 from .output import OutputExistsError, RolloutWriter, read_rollouts, summarize, write_summary
 from .policy import Policy, as_policy
 from .records import Rollout
+from .signals import Terminated, exit_code, sigterm_cancels_this_task
 from .tasks import load_tasks
 from .workers import WorkerStartError, own_process_gc
 
@@ -88,10 +89,11 @@ def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path,
 
     async def run() -> dict:
         pol, _ = as_policy(policy)
-        async with pol:
-            return await generate_to_dir(env=env, tasks=rows, policy=pol, out=out, n=n, concurrency=concurrency,
-                                         limits=limits, sampling=sampling, resume=resume, console=console, workers=workers,
-                                         env_kwargs=env_kwargs)
+        with sigterm_cancels_this_task():  # SIGTERM unwinds as Ctrl-C does: sandboxes released, output flushed
+            async with pol:
+                return await generate_to_dir(env=env, tasks=rows, policy=pol, out=out, n=n, concurrency=concurrency,
+                                             limits=limits, sampling=sampling, resume=resume, console=console,
+                                             workers=workers, env_kwargs=env_kwargs)
 
     return asyncio.run(run())
 
@@ -127,10 +129,11 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
     try:
         summary = generate(env, policy, out=out, tasks=rows, n=n, concurrency=concurrency, limits=limits,
                            sampling=sampling, resume=resume, workers=workers, console=console, env_kwargs=env_kwargs)
-    except KeyboardInterrupt:
-        console.print(f"[yellow]interrupted[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`Terminated`)
+        what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        console.print(f"[yellow]{what}[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
                       "run the same command with --resume to continue")
-        return 130
+        return exit_code(exc)
     except (OutputExistsError, WorkerStartError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2

@@ -1,7 +1,7 @@
 """Sandboxes: the `Sandbox` protocol, `DockerSandbox`, images, the warm `SandboxPool`, leak prevention."""
 
 from .daemon import docker_client, engine_available, ensure_engine
-from .docker_sandbox import DockerSandbox
+from .docker_sandbox import DockerSandbox, start_sandbox
 from .images import base_image_name, bootstrap_base_image, build_image, build_image_from_dockerfile, ensure_image
 from .lifecycle import RUN_ID, list_containers, prune
 from .errors import FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
@@ -12,5 +12,5 @@ from .protocol import Sandbox
 __all__ = [
     "DockerSandbox", "ExecResult", "FileNotInSandboxError", "ImageError", "RUN_ID", "Sandbox", "SandboxConfig", "SandboxDeadError",
     "SandboxError", "SandboxPool", "base_image_name", "bootstrap_base_image", "build_image", "build_image_from_dockerfile",
-    "docker_client", "engine_available", "ensure_engine", "ensure_image", "list_containers", "prune",
+    "docker_client", "engine_available", "ensure_engine", "ensure_image", "list_containers", "prune", "start_sandbox",
 ]

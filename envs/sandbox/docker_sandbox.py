@@ -284,3 +284,19 @@ class DockerSandbox:
 
     def __repr__(self) -> str:
         return f"DockerSandbox(name={self.name!r}, image={self.config.image!r}, closed={self._closed})"
+
+
+async def start_sandbox(config: SandboxConfig) -> DockerSandbox:
+    """Create a sandbox in a worker thread without blocking the event loop. If the caller is cancelled
+    meanwhile (Ctrl-C, SIGTERM, a timeout during setup), the thread still finishes creating the container:
+    it is closed as soon as it exists instead of running untracked until its expiry."""
+    fut = asyncio.ensure_future(asyncio.to_thread(DockerSandbox, config))
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        def cleanup(done: asyncio.Future) -> None:
+            if not done.cancelled() and done.exception() is None:
+                threading.Thread(target=done.result().close, name="rollgym-sandbox-cleanup", daemon=True).start()
+
+        fut.add_done_callback(cleanup)
+        raise

@@ -4,13 +4,12 @@ concurrent daemon calls, and retries with backoff. Sandboxes are never reused: r
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections import defaultdict, deque
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
-from .docker_sandbox import DockerSandbox
+from .docker_sandbox import DockerSandbox, start_sandbox
 from .models import SandboxConfig
 from .errors import ImageError, SandboxError
 
@@ -18,20 +17,6 @@ from .errors import ImageError, SandboxError
 def _key(config: SandboxConfig) -> str:
     """Sandboxes are interchangeable when everything but their task identity matches."""
     return config.model_dump_json(exclude={"task_id", "run_id", "labels"})
-
-
-async def _cancel_safe_create(config: SandboxConfig) -> DockerSandbox:
-    """Create in a thread; if the caller is cancelled meanwhile, the sandbox is closed once it exists."""
-    fut = asyncio.ensure_future(asyncio.to_thread(DockerSandbox, config))
-    try:
-        return await asyncio.shield(fut)
-    except asyncio.CancelledError:
-        def cleanup(done: asyncio.Future) -> None:
-            if not done.cancelled() and done.exception() is None:
-                threading.Thread(target=done.result().close, name="rollgym-pool-cleanup", daemon=True).start()
-
-        fut.add_done_callback(cleanup)
-        raise
 
 
 class SandboxPool:
@@ -67,7 +52,7 @@ class SandboxPool:
             await self._rate_limit()
             try:
                 async with self._daemon:
-                    sb = await _cancel_safe_create(config)
+                    sb = await start_sandbox(config)
                 self.created += 1
                 return sb
             except ImageError:

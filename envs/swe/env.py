@@ -8,7 +8,7 @@ import shlex
 from typing import Any, Literal
 
 from ..core import Env, InvalidTaskError, tool
-from ..sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool
+from ..sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool, start_sandbox
 from .diffs import MAX_DIFF_BYTES, diff_problem
 from .editor import EditorError, StrReplaceEditor
 from .grading import GradeResult, grade_patch
@@ -83,7 +83,7 @@ class SWEEnv(Env):
         image = await asyncio.to_thread(ensure_task_image, t, lambda _m: None)
         config = SandboxConfig(**{"image": image, "workdir": t.workdir, "task_id": t.instance_id,
                                   **t.default_sandbox(), **self.sandbox_overrides, **t.sandbox})
-        self.sandbox = await (self.pool.acquire(config) if self.pool else asyncio.to_thread(DockerSandbox, config))
+        self.sandbox = await (self.pool.acquire(config) if self.pool else start_sandbox(config))
         if t.image_name:  # a prebuilt image: pin base_commit and hide any later history
             res = await self.sandbox.aexec(SCRUB_GIT.format(commit=shlex.quote(t.base_commit)), timeout=300)
             if res.exit_code != 0:
