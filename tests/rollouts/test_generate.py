@@ -112,17 +112,23 @@ def test_pass_at_k():
     assert pass_at_k(4, 1, 1) == 0.25 and abs(pass_at_k(4, 1, 2) - 0.5) < 1e-12
 
 
+def _started(cmd: list[str], out, env: dict):
+    """Start `rollgym generate` and return once it has written 2 rollouts: (process, rollouts path)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    path = out / "rollouts.jsonl"
+    deadline = time.time() + 300
+    while time.time() < deadline and (not path.exists() or path.read_text().count("\n") < 2):
+        time.sleep(0.2)
+    return proc, path
+
+
 def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
     """The real CLI with the real default model: SIGINT mid-run, then --resume completes the rest (in 2 worker processes)."""
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "rollgym.rollouts.cli", "generate", "--env", "rollgym/Calculator-v0", "--num-tasks", "6",
            "--n", "2", "--concurrency", "2", "--max-turns", "1", "--max-tokens", "8", "--out", str(out)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    path = out / "rollouts.jsonl"
-    deadline = time.time() + 300
-    while time.time() < deadline and (not path.exists() or path.read_text().count("\n") < 2):
-        time.sleep(0.2)
+    proc, path = _started(cmd, out, env)
     proc.send_signal(signal.SIGINT)
     output = proc.communicate(timeout=120)[0].decode()
     assert proc.returncode == 130, output
@@ -143,11 +149,7 @@ def test_sigterm_stops_like_ctrl_c_with_exit_143(tmp_path):
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "rollgym.rollouts.cli", "generate", "--env", "rollgym/Calculator-v0", "--num-tasks", "6",
            "--n", "2", "--concurrency", "2", "--max-turns", "1", "--max-tokens", "8", "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    path = out / "rollouts.jsonl"
-    deadline = time.time() + 300
-    while time.time() < deadline and (not path.exists() or path.read_text().count("\n") < 2):
-        time.sleep(0.2)
+    proc, path = _started(cmd, out, {**os.environ, "HF_HUB_OFFLINE": "1"})
     proc.send_signal(signal.SIGTERM)
     output = proc.communicate(timeout=120)[0].decode()
     assert proc.returncode == 143, output
