@@ -295,8 +295,10 @@ async def start_sandbox(config: SandboxConfig) -> DockerSandbox:
         return await asyncio.shield(fut)
     except asyncio.CancelledError:
         def cleanup(done: asyncio.Future) -> None:
+            # Not a daemon thread: a process exiting right after the cancellation (SIGTERM) waits for the
+            # removal to finish instead of cutting it off and leaving the container behind.
             if not done.cancelled() and done.exception() is None:
-                threading.Thread(target=done.result().close, name="rollgym-sandbox-cleanup", daemon=True).start()
+                threading.Thread(target=done.result().close, name="rollgym-sandbox-cleanup").start()
 
         fut.add_done_callback(cleanup)
         raise
