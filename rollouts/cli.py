@@ -87,13 +87,13 @@ def demo(
     what the run proved, and a viewer (OUT/view.html)."""
     from rich.console import Console
 
-    from .demo import demo_env_kwargs, proof_lines, prove, write_proof
-    from .engines import SamplingParams
-    from .generate import run_generate
-    from .output import ROLLOUTS_FILE, read_rollouts
     from rollgym.tokenization import ChatTokenizer
 
-    from .demo import DEMO_TEMPERATURE
+    from .demo import DEMO_TEMPERATURE, demo_env_kwargs, proof_lines, prove, write_proof
+    from .engines import SamplingParams
+    from .engines.registry import parse_spec
+    from .generate import run_generate
+    from .output import ROLLOUTS_FILE, read_rollouts
     from .policy import certified_tokenizer
     from .view import write_viewer
 
@@ -110,10 +110,8 @@ def demo(
         env, tasks, where = "rollgym/Calculator-v0", None, "in the environment"
     tok = None
     try:
-        # A turn cut by max_tokens is closed and answered (truncation "close"), so one long reply does not end the episode.
-        from .engines.registry import parse_spec
-
         tok = certified_tokenizer(parse_spec(model).tokenizer_source or model, need_tools=True)
+        # A turn cut by max_tokens is closed and answered (truncation "close"), so one long reply does not end the episode.
         tok = ChatTokenizer(tok.hf, chat_template=tok.template, truncation="close")
         if env == "rollgym/SWE-v0":
             env_kwargs = demo_env_kwargs(tok)

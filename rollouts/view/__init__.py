@@ -33,13 +33,13 @@ def token_texts_for(spec: str) -> Callable[[list[int]], dict[int, str]]:
     from rollgym.errors import RollgymError
 
     from ..engines.default_model import resolve_model_dir
-    from ..engines.registry import parse_spec
+    from ..policy import model_dir
 
     try:  # an engine spec (`vllm:URL#MODEL`, `hf:/dir`, `smollm2-135m`) names where its tokenizer lives
-        source = parse_spec(spec).tokenizer_source or spec
+        directory = model_dir(spec)
     except RollgymError:  # a bare directory or model name
-        source = spec
-    hf = AutoTokenizer.from_pretrained(resolve_model_dir(source[3:] if source.startswith("hf:") else source))
+        directory = resolve_model_dir(spec)
+    hf = AutoTokenizer.from_pretrained(directory)
 
     def texts(ids: list[int]) -> dict[int, str]:
         return {i: hf.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False) for i in ids}
@@ -77,7 +77,6 @@ def serve_viewer(path: str | Path, host: str = "127.0.0.1", port: int = 8765) ->
     import uvicorn
     from fastapi import FastAPI
     from fastapi.responses import FileResponse
-
     from fastapi.staticfiles import StaticFiles
 
     app = FastAPI(title="rollgym view", docs_url=None, redoc_url=None, openapi_url=None)

@@ -13,7 +13,6 @@ from ..output import summarize
 from ..records import Rollout
 
 
-
 def index_row(i: int, r: Rollout) -> dict[str, Any]:
     """One line of the rollout list: what the filters, the plots and the table need."""
     m = r.metrics()
