@@ -288,17 +288,29 @@ class DockerSandbox:
 
 async def start_sandbox(config: SandboxConfig) -> DockerSandbox:
     """Create a sandbox in a worker thread without blocking the event loop. If the caller is cancelled
-    meanwhile (Ctrl-C, SIGTERM, a timeout during setup), the thread still finishes creating the container:
-    it is closed as soon as it exists instead of running untracked until its expiry."""
-    fut = asyncio.ensure_future(asyncio.to_thread(DockerSandbox, config))
-    try:
-        return await asyncio.shield(fut)
-    except asyncio.CancelledError:
-        def cleanup(done: asyncio.Future) -> None:
-            # Not a daemon thread: a process exiting right after the cancellation (SIGTERM) waits for the
-            # removal to finish instead of cutting it off and leaving the container behind.
-            if not done.cancelled() and done.exception() is None:
-                threading.Thread(target=done.result().close, name="rollgym-sandbox-cleanup").start()
+    meanwhile (Ctrl-C, SIGTERM, a timeout during setup), the thread still finishes creating the container
+    and then removes it itself: the cleanup depends on no event loop, which may already be gone (after
+    SIGTERM, `asyncio.run` cancels the remaining tasks and only waits for the executor's threads)."""
+    lock, state = threading.Lock(), {"abandoned": False, "sandbox": None}
 
-        fut.add_done_callback(cleanup)
+    def create() -> DockerSandbox | None:
+        sandbox = DockerSandbox(config)
+        with lock:
+            if not state["abandoned"]:
+                state["sandbox"] = sandbox
+                return sandbox
+        sandbox.close()  # the caller left while the container was being created
+        return None
+
+    try:
+        sandbox = await asyncio.to_thread(create)
+    except asyncio.CancelledError:
+        with lock:
+            state["abandoned"] = True
+            delivered = state["sandbox"]
+        if delivered is not None:  # created, but the result never reached the caller
+            # Not a daemon thread: a process exiting right now waits for the removal instead of cutting it off.
+            threading.Thread(target=delivered.close, name="rollgym-sandbox-cleanup").start()
         raise
+    assert sandbox is not None
+    return sandbox

@@ -4,6 +4,7 @@ the worker thread finishes creating it, and it is closed at once (issue 17, item
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 import pytest
@@ -32,3 +33,26 @@ async def test_a_creation_cancelled_midway_is_closed_once_it_exists(base_image):
         await asyncio.sleep(0.1)
     assert list_containers(run_id=run_id) == [], "a cancelled creation leaked its container"
     assert seen, "the creations were cancelled midway: their containers existed, then were removed"
+
+
+def test_creations_left_when_the_event_loop_ends_are_closed(base_image):
+    """SIGTERM's path: the main task raises `Terminated`, `asyncio.run` cancels every remaining task
+    (the creations' own included) and only waits for the executor's threads: no event-loop callback runs
+    after that, so the thread must remove its container itself."""
+    from rollgym.rollouts.signals import Terminated
+
+    run_id = f"loopend-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        for k in range(3):
+            asyncio.create_task(start_sandbox(SandboxConfig(image=base_image, task_id=f"e{k}", run_id=run_id)))
+        await asyncio.sleep(0.05)
+        raise Terminated()
+
+    with pytest.raises(Terminated):
+        asyncio.run(main())
+    for _ in range(300):  # a creation delivered just before the end is removed by a cleanup thread
+        if not list_containers(run_id=run_id):
+            break
+        time.sleep(0.1)
+    assert list_containers(run_id=run_id) == [], "creations cut off by the loop's end leaked their containers"
