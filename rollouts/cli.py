@@ -11,7 +11,7 @@ from rollgym.errors import RollgymError
 
 from .engines.cli import ENGINE_ARG_HELP
 from .demo import DEMO_LIMITS, DEMO_TASKS
-from .limits import DEFAULT_MAX_TOKENS_PER_TURN, DEFAULT_MAX_TURNS, Limits
+from .limits import DEFAULT_MAX_TOKENS_PER_TURN, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, Limits
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -273,11 +273,13 @@ def generate_cmd(
     workers: int = typer.Option(1, "--workers", min=1, help="worker processes, each with its own engine and event loop"),
     out: str = typer.Option(..., "--out", help="output directory (rollouts.jsonl, summary.json)"),
     resume: bool = typer.Option(False, "--resume", help="skip (task, sample) pairs already in the output"),
+    retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors",
+                                      help="on --resume, run again the rollouts that failed on infrastructure (engine, sandbox, internal)"),
     num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1, help="use only the first N tasks"),
     max_turns: int = typer.Option(DEFAULT_MAX_TURNS, "--max-turns", min=1),
     max_tokens: int = typer.Option(DEFAULT_MAX_TOKENS_PER_TURN, "--max-tokens", min=1, help="sampled tokens per turn"),
     max_total_tokens: Optional[int] = typer.Option(None, "--max-total-tokens", min=1),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="wall-clock limit per rollout, seconds"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", min=0, help="wall-clock limit per rollout, seconds (0: none)"),
     temperature: float = typer.Option(1.0, "--temperature", min=0.0),
     top_p: float = typer.Option(1.0, "--top-p"),
     top_k: int = typer.Option(0, "--top-k", min=0),
@@ -291,11 +293,11 @@ def generate_cmd(
     from .engines.cli import parse_engine_args
     from .generate import run_generate
 
-    limits = Limits(max_turns=max_turns, max_tokens_per_turn=max_tokens, max_total_tokens=max_total_tokens, timeout_s=timeout)
+    limits = Limits(max_turns=max_turns, max_tokens_per_turn=max_tokens, max_total_tokens=max_total_tokens, timeout_s=timeout or None)
     sampling = SamplingParams(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
     code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=concurrency, out=out, resume=resume,
                         num_tasks=num_tasks, limits=limits, sampling=sampling, tokenizer=tokenizer, chat_template=chat_template,
-                        workers=workers, engine_kwargs=parse_engine_args(engine_arg))
+                        workers=workers, engine_kwargs=parse_engine_args(engine_arg), retry_errors=retry_errors)
     raise typer.Exit(code)
 
 

@@ -16,7 +16,7 @@ from .batch import EnvFactory, run_rollouts
 from .engines.base import SamplingParams
 from .engines.default_model import DEFAULT_MODEL
 from .limits import Limits
-from .output import OutputExistsError, RolloutWriter, read_rollouts, summarize, write_summary
+from .output import INFRA_CATEGORIES, RETRIED_FILE, OutputExistsError, RolloutWriter, read_rollouts, summarize, write_summary
 from .policy import Policy, as_policy
 from .records import Rollout
 from .signals import Terminated, exit_code, sigterm_cancels_this_task
@@ -42,14 +42,17 @@ class _LiveStats:
 async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]], policy: Policy | str, out: str | Path,
                           n: int = 4, concurrency: int = 16, limits: Limits | None = None,
                           sampling: SamplingParams | None = None, resume: bool = False, console: Console | None = None,
-                          env_kwargs: dict | None = None, workers: int = 1) -> dict:
-    """Run n rollouts per task into `out/rollouts.jsonl` (skipping those already there on resume); return the summary."""
+                          env_kwargs: dict | None = None, workers: int = 1, retry_errors: bool = True) -> dict:
+    """Run n rollouts per task into `out/rollouts.jsonl` (skipping those already there on resume, except
+    infrastructure failures when `retry_errors`: those run again); return the summary."""
     console = console or Console(stderr=True)
-    writer = RolloutWriter(out, resume=resume)
+    writer = RolloutWriter(out, resume=resume, retry_errors=retry_errors)
     total = len(tasks) * n
     already = len({(task_id_of(t, i), s) for i, t in enumerate(tasks) for s in range(n)} & writer.done)
-    if already:
-        console.print(f"resuming: {already} of {total} rollouts already in {writer.path}")
+    if already or writer.retried:
+        console.print(f"resuming: {already} of {total} rollouts already in {writer.path}"
+                      + (f"; {writer.retried} infrastructure failures run again (the old rows are in {RETRIED_FILE})"
+                         if writer.retried else ""))
     stats = _LiveStats()
     t0 = time.perf_counter()
     progress = Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
@@ -76,11 +79,12 @@ async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]],
 def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path, tasks: str | list[dict] | None = None,
              num_tasks: int | None = None, n: int = 4, concurrency: int = 16, limits: Limits | None = None,
              sampling: SamplingParams | None = None, resume: bool = False, workers: int = 1,
-             console: Console | None = None, env_kwargs: dict | None = None) -> dict:
+             console: Console | None = None, env_kwargs: dict | None = None, retry_errors: bool = True) -> dict:
     """Batch-generate rollouts to `out/rollouts.jsonl` (resumable: `resume=True` skips what is there) and
     write `out/summary.json`; return the summary. What `rollgym generate` runs.
 
-    `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
+    On resume, rollouts that failed on infrastructure (engine, sandbox, internal errors) run again unless
+    `retry_errors=False`; the agent's own failures never do. `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
     environment's own `default_tasks`); `env_kwargs` go to the environment's constructor. Call it from
     synchronous code: it runs its own event loop, so an engine the policy builds for it is closed when it
     returns (the policy builds another on its next use).
@@ -93,7 +97,7 @@ def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path,
             async with pol:
                 return await generate_to_dir(env=env, tasks=rows, policy=pol, out=out, n=n, concurrency=concurrency,
                                              limits=limits, sampling=sampling, resume=resume, console=console,
-                                             workers=workers, env_kwargs=env_kwargs)
+                                             workers=workers, env_kwargs=env_kwargs, retry_errors=retry_errors)
 
     return asyncio.run(run())
 
@@ -114,8 +118,9 @@ def print_summary(summary: dict, console: Console) -> None:
 def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency: int, out: str, resume: bool,
                  num_tasks: int | None, limits: Limits, sampling: SamplingParams, tokenizer: Any = None,
                  chat_template: str | None = None, workers: int = 1, engine_kwargs: dict | None = None,
-                 env_kwargs: dict | None = None) -> int:
-    """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code."""
+                 env_kwargs: dict | None = None, retry_errors: bool = True) -> int:
+    """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code
+    (0; 1 when every rollout failed on infrastructure; 2 for a setup error; 130/143 when interrupted)."""
     console = Console(stderr=True)
     try:
         rows = load_tasks(env, tasks, num_tasks=num_tasks)  # a wrong --tasks or --env fails here, before any model loads
@@ -128,7 +133,8 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
     own_process_gc()  # this process is the CLI's own
     try:
         summary = generate(env, policy, out=out, tasks=rows, n=n, concurrency=concurrency, limits=limits,
-                           sampling=sampling, resume=resume, workers=workers, console=console, env_kwargs=env_kwargs)
+                           sampling=sampling, resume=resume, workers=workers, console=console, env_kwargs=env_kwargs,
+                           retry_errors=retry_errors)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`Terminated`)
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         console.print(f"[yellow]{what}[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
@@ -139,4 +145,19 @@ def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency
         return 2
     print_summary(summary, console)
     console.print(f"wrote {out}/rollouts.jsonl and {out}/summary.json")
+    return infra_verdict(summary, out, console)
+
+
+def infra_verdict(summary: dict, out: str, console: Console) -> int:
+    """Say how many rollouts failed on infrastructure (a resume runs them again); 1 if all of them did."""
+    failed, total = summary.get("infra_failures", 0), summary.get("rollouts", 0)
+    if not failed:
+        return 0
+    kinds = ", ".join(f"{k}: {v}" for k, v in summary["errors"].items() if k in INFRA_CATEGORIES)
+    if failed == total:
+        console.print(f"[red]error:[/red] every rollout ({total}) failed on infrastructure ({kinds}); nothing to train on. "
+                      f"Fix the cause (the errors are in {out}/rollouts.jsonl), then run the same command with --resume")
+        return 1
+    console.print(f"[yellow]{failed} of {total} rollouts failed on infrastructure ({kinds})[/yellow]: "
+                  "run the same command with --resume to run them again")
     return 0

@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 DEFAULT_MAX_TURNS = 30
 #: Sampled tokens per model turn (a request's `max_tokens`) when nobody says otherwise.
 DEFAULT_MAX_TOKENS_PER_TURN = 1024
+#: Wall-clock seconds per rollout when nobody says otherwise: a hung engine or tool ends the rollout as a
+#: `timeout` instead of holding its slot for as long as the engine's own request timeout allows, turn after turn.
+DEFAULT_TIMEOUT_S = 1800.0
 
 
 class Limits(BaseModel):
@@ -23,5 +26,6 @@ class Limits(BaseModel):
     max_tokens_per_turn: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="sampled tokens per turn at most")
     max_total_tokens: int | None = Field(None, ge=1, description="sampled tokens over the whole rollout at most")
     max_model_len: int | None = Field(None, ge=2, description="context size; default: the engine's")
-    timeout_s: float | None = Field(None, gt=0, description="wall-clock limit of the episode (tools included)")
+    timeout_s: float | None = Field(DEFAULT_TIMEOUT_S, gt=0,
+                                    description="wall-clock limit of the episode (tools included); None: no limit")
     final_reward_timeout_s: float = Field(600.0, gt=0, description="time allowed to score an episode the loop cut short")

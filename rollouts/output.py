@@ -19,6 +19,16 @@ class OutputExistsError(UsageError, FileExistsError):
 
 ROLLOUTS_FILE = "rollouts.jsonl"
 SUMMARY_FILE = "summary.json"
+#: Where `--resume` moves the infrastructure failures it runs again (kept, so no data is lost).
+RETRIED_FILE = "retried.jsonl"
+#: Error categories that are not the agent's doing (engine, sandbox, rollgym itself): a resumed run
+#: runs them again. The agent's own failures, the environment's and timeouts are results, kept as they are.
+INFRA_CATEGORIES = frozenset({"engine", "sandbox", "internal"})
+
+
+def is_infra_failure(rollout: Rollout) -> bool:
+    """The rollout failed for a reason that is not the policy's: retry it or drop it, never train on it."""
+    return rollout.error is not None and rollout.error.category in INFRA_CATEGORIES
 
 
 def read_rollouts(path: str | os.PathLike) -> Iterator[Rollout]:
@@ -30,17 +40,42 @@ def read_rollouts(path: str | os.PathLike) -> Iterator[Rollout]:
 
 
 class RolloutWriter:
-    """Appends one rollout per line and flushes it, so a crash never corrupts earlier lines."""
+    """Appends one rollout per line and flushes it, so a crash never corrupts earlier lines.
 
-    def __init__(self, out_dir: str | os.PathLike, resume: bool = False) -> None:
+    On resume with `retry_errors`, rollouts that failed on infrastructure are moved to `retried.jsonl`
+    (the rewrite is atomic) so that they run again; `retried` counts them.
+    """
+
+    def __init__(self, out_dir: str | os.PathLike, resume: bool = False, retry_errors: bool = True) -> None:
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / ROLLOUTS_FILE
         if self.path.exists() and not resume and self.path.stat().st_size:
             raise OutputExistsError(f"{self.path} already has rollouts: pass --resume to continue it, or choose another --out")
         self._repair_tail()
+        self.retried = self._set_aside_infra_failures() if retry_errors and self.path.exists() else 0
         self.done: set[tuple[str, int]] = {r.key for r in read_rollouts(self.path)} if self.path.exists() else set()
         self._fh = open(self.path, "ab")
+
+    def _set_aside_infra_failures(self) -> int:
+        """Move infrastructure failures to `retried.jsonl`, then rewrite the rollouts file without them."""
+        keep, retry = [], []
+        with open(self.path, "rb") as fh:
+            for line in fh:
+                (retry if is_infra_failure(Rollout.model_validate_json(line)) else keep).append(line)
+        if not retry:
+            return 0
+        with open(self.dir / RETRIED_FILE, "ab") as fh:  # first: a crash between the steps loses nothing
+            fh.writelines(retry)
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp = self.path.with_suffix(".jsonl.tmp")
+        with open(tmp, "wb") as fh:
+            fh.writelines(keep)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        return len(retry)
 
     def _repair_tail(self) -> None:
         """Cut a partial last line (the process died mid-write) so appends start on a fresh line."""
@@ -99,6 +134,7 @@ def summarize(rollouts: Iterable[Rollout], wall_s: float | None = None, success_
         "turns_mean": sum(len(r.turns) for r in rollouts) / len(rollouts),
         "stop_reasons": dict(Counter(r.stop_reason for r in rollouts)),
         "errors": dict(Counter(r.error.category for r in rollouts if r.error)),
+        "infra_failures": sum(is_infra_failure(r) for r in rollouts),
         "per_task": per_task,
     }
 

@@ -30,6 +30,13 @@ from .errors import (
 # The request may not have reached the server, or the connection broke while answering.
 _RETRY_EXCEPTIONS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
 
+#: Retry budget for transient failures (refused connections, 5xx, 429): 5 retries with jittered backoff
+#: doubling from 1 s to at most 30 s ride out a server restart of about 15-30 s before a rollout fails.
+#: Configurable per engine (`-E max_retries=... -E backoff_s=... -E max_backoff_s=...`).
+DEFAULT_MAX_RETRIES = 5
+DEFAULT_BACKOFF_S = 1.0
+DEFAULT_MAX_BACKOFF_S = 30.0
+
 
 def error_message(text: str) -> str:
     """The `error.message` of an OpenAI/vLLM `ErrorResponse`, else FastAPI's `detail`, else the body's start."""
@@ -55,9 +62,9 @@ class RetryingJsonClient:
         max_concurrency: int = 64,
         timeout_s: float = 600.0,
         connect_timeout_s: float = 5.0,
-        max_retries: int = 3,
-        backoff_s: float = 0.25,
-        max_backoff_s: float = 8.0,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        backoff_s: float = DEFAULT_BACKOFF_S,
+        max_backoff_s: float = DEFAULT_MAX_BACKOFF_S,
         headers: dict[str, str] | None = None,
         unreachable_hint: str = "is the server running?",
     ) -> None:

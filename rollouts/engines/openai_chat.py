@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from .base import SamplingParams, GenerationTimings
 from .chat import ChatGeneration, ChatUsage
+from .http_client import DEFAULT_MAX_RETRIES
 from .errors import (
     BadRequestError,
     ContextOverflowError,
@@ -43,7 +44,7 @@ class OpenAIChatEngine:
         api_key: str | None = None,
         max_concurrency: int = 16,
         timeout_s: float = 120.0,
-        max_retries: int = 3,
+        max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
         """`api_key` defaults to $OPENAI_API_KEY, `base_url` to $OPENAI_BASE_URL or OpenAI's API."""
         from openai import AsyncOpenAI

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .base import Generation, SamplingParams, GenerationTimings
 from .errors import BadRequestError, InvalidOutputError, ServerError
-from .http_client import RetryingJsonClient
+from .http_client import DEFAULT_BACKOFF_S, DEFAULT_MAX_BACKOFF_S, DEFAULT_MAX_RETRIES, RetryingJsonClient
 from .validation import check_context, checked_generation, validate_prompt
 
 _SERVER_FLAG_HINT = "vllm serve MODEL --logprobs-mode processed_logprobs"
@@ -83,9 +83,9 @@ class VLLMServerEngine:
         max_concurrency: int = 64,
         timeout_s: float = 600.0,
         connect_timeout_s: float = 5.0,
-        max_retries: int = 3,
-        backoff_s: float = 0.25,
-        max_backoff_s: float = 8.0,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        backoff_s: float = DEFAULT_BACKOFF_S,
+        max_backoff_s: float = DEFAULT_MAX_BACKOFF_S,
         api_key: str | None = None,
         max_model_len: int | None = None,
         discover: bool = True,
