@@ -1,5 +1,6 @@
 """Plain `docker exec` with a real timeout: the command runs under `setsid`, its session id goes to a
-pid file, and at the timeout a second exec SIGKILLs that whole process group and session."""
+pid file, and at the timeout a second exec SIGKILLs that whole process group and session, and every
+process carrying the command's environment mark (children that left with `setsid` or a double fork)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import docker.errors
 from .daemon import with_retries
 from .models import ExecResult
 from .output import HeadTailBuffer, render_output
+
+#: The environment variable that marks every process a command starts, so a timeout finds them all.
+MARK = "ROLLGYM_CMD"
 
 
 def _exit_code(api: docker.APIClient, exec_id: str) -> int | None:
@@ -31,11 +35,12 @@ def _exit_code(api: docker.APIClient, exec_id: str) -> int | None:
 def plain_exec(api: docker.APIClient, container_id: str, user: str, cmd: str, timeout: float, cwd: str,
                env: dict[str, str] | None, max_output: int) -> ExecResult:
     """Run `cmd`; `exit_code` is None after a timeout, or when the daemon lost the exec (dead container)."""
-    pidfile = f"/tmp/.rollgym-{uuid.uuid4().hex[:12]}.pid"
+    token = uuid.uuid4().hex[:12]
+    pidfile = f"/tmp/.rollgym-{token}.pid"
     script = f'echo $$ > {pidfile} 2>/dev/null; sh -c "$1"; rc=$?; rm -f {pidfile}; exit $rc'
     start = time.monotonic()
     exec_id = with_retries(lambda: api.exec_create(container_id, ["setsid", "-w", "sh", "-c", script, "sh", cmd],
-                                                   workdir=cwd, environment=env or None, user=user)["Id"], "exec")
+                                                   workdir=cwd, environment={**(env or {}), MARK: token}, user=user)["Id"], "exec")
     stream = api.exec_start(exec_id, stream=True)
     buf = HeadTailBuffer(max_output)
     done = threading.Event()
@@ -52,7 +57,8 @@ def plain_exec(api: docker.APIClient, container_id: str, user: str, cmd: str, ti
     threading.Thread(target=pump, name="rollgym-exec-pump", daemon=True).start()
     timed_out = not done.wait(timeout)
     if timed_out:
-        kill = f'sid=$(cat {pidfile} 2>/dev/null); [ -n "$sid" ] && {{ kill -9 -- -$sid; pkill -9 -s $sid; }}; rm -f {pidfile}'
+        kill = (f'sid=$(cat {pidfile} 2>/dev/null); [ -n "$sid" ] && {{ kill -9 -- -$sid; pkill -9 -s $sid; }}; rm -f {pidfile}; '
+                f'for f in $(grep -lzx "{MARK}={token}" /proc/[0-9]*/environ 2>/dev/null); do p=${{f#/proc/}}; kill -9 ${{p%/environ}}; done')
         try:
             api.exec_start(api.exec_create(container_id, ["sh", "-c", kill], user=user)["Id"])
         except docker.errors.APIError:

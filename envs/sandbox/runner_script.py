@@ -3,7 +3,9 @@
 Protocol, both directions: 4-byte big-endian length, a JSON header, then `*_len` raw bytes.
 Request {id, cmd, timeout, cwd, env, max_output, stdin_len}; reply {id, exit_code, timed_out,
 elided, head_len, out_len, duration_s, error}. Each command runs as its own session and process
-group; at its timeout the whole group and session get SIGKILL. Commands run concurrently.
+group, marked by an environment variable its descendants inherit; at its timeout the whole group, session
+and every marked process (children that left with `setsid` or a double fork) get SIGKILL. Commands run
+concurrently.
 """
 
 import json
@@ -54,14 +56,34 @@ def _session_members(sid):
     return members
 
 
-def _kill_tree(sid):
-    """SIGKILL the process group and every process in the session `sid`, until none is left (fork races)."""
+MARK = "ROLLGYM_CMD"
+
+
+def _marked(token):
+    """Processes whose environment carries this command's mark (inherited through setsid and daemonizing)."""
+    needle = ("%s=%s" % (MARK, token)).encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def _kill_tree(sid, token=None):
+    """SIGKILL the process group and every process in the session `sid` or carrying the command's mark,
+    until none is left (fork races)."""
     for _ in range(50):
         try:
             os.killpg(sid, signal.SIGKILL)
         except OSError:
             pass
-        members = _session_members(sid)
+        members = _session_members(sid) + (_marked(token) if token else [])
         if not members:
             return
         for pid in members:
@@ -109,6 +131,8 @@ def _run(req, stdin_data):
     rid = req["id"]
     env = dict(os.environ)
     env.update(req.get("env") or {})
+    token = "%d.%s" % (os.getpid(), rid)
+    env[MARK] = token
     note = b""
     spawn = lambda: subprocess.Popen(  # noqa: E731
         ["/bin/sh", "-c", req["cmd"]], cwd=req.get("cwd") or None, env=env,
@@ -149,7 +173,7 @@ def _run(req, stdin_data):
         now = time.monotonic()
         if now >= deadline and not timed_out:
             timed_out = True
-            _kill_tree(proc.pid)
+            _kill_tree(proc.pid, token)
         if exited_at is None and proc.poll() is not None:
             exited_at = now
         if exited_at is not None and now - exited_at > 0.2:

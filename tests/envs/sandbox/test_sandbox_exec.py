@@ -78,3 +78,14 @@ async def test_concurrent_commands_run_in_parallel(any_sandbox):
 def test_stdin_through_the_runner(sandbox):
     res = sandbox.exec("wc -c", stdin=b"x" * 100_000)
     assert res.output.strip() == "100000"
+
+
+def test_timeout_kills_children_that_left_the_session(any_sandbox):
+    """`setsid` and a double fork take a child out of the command's session and group: the timeout still
+    finds it by the mark it inherited (issue 17, item 11)."""
+    cmd = "setsid sleep 1002 & (setsid sh -c 'sleep 1003 &' &) ; sleep 1004"
+    res = any_sandbox.exec(cmd, timeout=2)
+    assert res.timed_out
+    time.sleep(0.3)
+    left = any_sandbox.exec("ps -eo args | grep -E '^sleep 100[234]' || true")
+    assert left.output.strip() == "", f"processes survived the timeout: {left.output}"
