@@ -339,13 +339,14 @@ def proxy_cmd(
 
     settings = ProxySettings(default_max_tokens=max_tokens, idle_timeout_s=idle_timeout)
     try:
-        serve(model, chat_template=chat_template, tokenizer=tokenizer, host=host, port=port, api_key=api_key, session_id=session,
-              settings=settings, log=typer.echo, engine_kwargs=parse_engine_args(engine_arg))
+        code = serve(model, chat_template=chat_template, tokenizer=tokenizer, host=host, port=port, api_key=api_key,
+                     session_id=session, settings=settings, log=typer.echo, engine_kwargs=parse_engine_args(engine_arg))
     except RollgymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt:  # Ctrl-C while the model loads, before the server runs
+        code = 130
+    raise typer.Exit(code)
 
 
 def main() -> None:

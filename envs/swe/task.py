@@ -14,6 +14,10 @@ TASKS_DIR = Path(__file__).parent / "tasks"
 BUNDLED_TASKS = TASKS_DIR / "bundled.jsonl"
 
 
+#: The unprivileged user agents run as in task images rollgym builds (`SandboxConfig.user` overrides it).
+AGENT_USER = "1000:1000"
+
+
 class EnvSpec(BaseModel):
     """How to build a repository image for a row without a prebuilt one."""
 
@@ -67,10 +71,14 @@ class SWETask(BaseModel):
         return "python3 -m pytest"
 
     def default_sandbox(self) -> dict[str, Any]:
-        """SandboxConfig defaults for this row's image (SWE-bench / SWE-Gym images: the testbed conda env on PATH)."""
+        """SandboxConfig defaults for this row's image. Images rollgym builds (from `env_spec`) have a
+        repository any user may write, so the agent runs as the unprivileged uid 1000 there; prebuilt images
+        (SWE-bench / SWE-Gym: the testbed conda env on PATH) keep the image's own user, which they assume."""
         if self.image_name and "sweb.eval" in self.image_name:
             return {"env": {"PATH": "/opt/miniconda3/envs/testbed/bin:/opt/miniconda3/bin:/usr/local/sbin:"
                                     "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}
+        if self.image_name is None:
+            return {"user": AGENT_USER, "env": {"HOME": "/tmp"}}
         return {}
 
     def test_files(self) -> list[str]:

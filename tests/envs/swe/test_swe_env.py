@@ -262,3 +262,18 @@ def test_grade_patch_refuses_a_huge_or_binary_diff_before_starting_a_container(t
         result = grade_patch(task, diff)
         assert result.status == "patch_failed" and why in result.error and not result.infra_failure
         assert time.monotonic() - start < 1.0
+
+
+async def test_the_agent_runs_unprivileged_by_default_in_built_task_images(task_row):
+    """Issue 17, item 11: no root by default where the task allows it (rollgym's own images do)."""
+    from rollgym.envs.swe.env import SWEEnv
+
+    env = SWEEnv()
+    try:
+        await env.areset(options={"task": task_row})
+        obs, *_ = await env.astep(act(call("bash", {"command": "id -u; touch /etc/x 2>&1; touch f && echo repo-writable"})))
+        out = obs[0]["content"]
+        assert out.split("\n")[0] == "1000", out
+        assert "Permission denied" in out and "repo-writable" in out
+    finally:
+        await env.aclose()

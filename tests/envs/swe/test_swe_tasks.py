@@ -43,7 +43,8 @@ def test_swegym_images_are_used_as_published():
     assert task.image_name == ROW["image_name"] and task.workdir == "/testbed"
     assert task.test_command.startswith("PATH=/opt/miniconda3/envs/testbed/bin:$PATH python -m pytest")
     assert task.default_sandbox()["env"]["PATH"].startswith("/opt/miniconda3/envs/testbed/bin:")
-    assert load_bundled_tasks()[0].default_sandbox() == {}
+    assert "user" not in task.default_sandbox()  # a prebuilt image keeps the user it assumes
+    assert load_bundled_tasks()[0].default_sandbox() == {"user": "1000:1000", "env": {"HOME": "/tmp"}}
 
 
 def test_bundled_rows_round_trip():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -67,3 +68,30 @@ def test_proxy_command_over_the_real_vllm(real_vllm, tools, smollm2_fp32):
     finally:
         proc.terminate()
         proc.wait(20)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_the_proxy_gracefully_with_128_plus_the_signal(sig, code):
+    """Issue 17, item 5: SIGTERM (Kubernetes, SLURM, Ray, `timeout`) stops the proxy as Ctrl-C does: a
+    request in flight is answered, the server shuts down, and the exit code says which signal (not -15)."""
+    rollgym = str(Path(sys.executable).parent / "rollgym")
+    proc = subprocess.Popen([rollgym, "proxy", "--port", "0", "--max-tokens", "8"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    try:
+        lines, match = [], None
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not match:
+            line = proc.stdout.readline()
+            lines.append(line)
+            match = re.search(r"session 'default': OPENAI_BASE_URL=(\S+)", line)
+            assert line or proc.poll() is None, "".join(lines)
+        client = openai.OpenAI(base_url=match.group(1), api_key="x", max_retries=0)
+        assert client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Hi"}]).choices
+        proc.send_signal(sig)
+        rest = proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, "".join(lines) + rest
+    assert "Shutting down" in rest
