@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
@@ -44,7 +44,11 @@ def _error(category: ErrorCategory, exc: BaseException, turn: int | None) -> Err
 
 
 def env_failure_category(exc: BaseException) -> ErrorCategory:
-    """Sandbox failures (dead container, daemon errors) are told apart from the environment's own."""
+    """Sandbox failures (dead container, daemon errors) are told apart from the environment's own; an
+    error that names its category (the disk budget: `disk`) keeps it."""
+    named = getattr(exc, "category", None)
+    if named in get_args(ErrorCategory):
+        return named
     return "sandbox" if isinstance(exc, SandboxError) else "environment"
 
 

@@ -29,7 +29,10 @@ StopReason = Literal[
     "timeout",  # the rollout's wall-clock limit
     "error",  # a failure at a boundary; see `error`
 ]
-ErrorCategory = Literal["engine", "environment", "sandbox", "tokenization", "timeout", "internal", "agent"]
+#: Where a rollout failed. Infrastructure (retried on resume): engine, sandbox, internal. Results: environment
+#: (its own bug), tokenization, timeout, agent (an agent process failed), disk (the agent's commands went over
+#: the sandbox's disk budget).
+ErrorCategory = Literal["engine", "environment", "sandbox", "tokenization", "timeout", "internal", "agent", "disk"]
 
 
 class ErrorRecord(BaseModel):

@@ -16,8 +16,9 @@ import docker.errors
 from . import lifecycle
 from .archives import dir_archive, file_archive, first_file
 from .daemon import docker_client, is_not_running_error, with_retries
+from .disk import WATCH, parse_size, storage_size_refused, storage_size_supported
 from .models import QUIET_ENV, ExecResult, SandboxConfig
-from .errors import DirectoryInSandboxError, FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
+from .errors import DirectoryInSandboxError, DiskLimitError, FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
 from .plain_exec import plain_exec
 from .runner_client import RunnerClient, RunnerError, RunnerLostError
 
@@ -39,6 +40,8 @@ class DockerSandbox:
         self._runner_lock = threading.Lock()
         self._runner_restarts = 0
         self.runner_error: str | None = None
+        self.disk_budget: int | None = None  # bytes, when measured here (not enforced by the storage driver)
+        self.disk_used: int | None = None  # set when the writable layer went over the budget
         self.container = self._create()
         lifecycle.register(self)
         if config.use_runner:
@@ -59,8 +62,17 @@ class DockerSandbox:
             user=cfg.user or "", working_dir=cfg.workdir, environment={**QUIET_ENV, **cfg.env},
             auto_remove=True, stdin_open=False, tty=False,
         )
+        if cfg.disk_limit and storage_size_supported(self.client):
+            kwargs["storage_opt"] = {"size": cfg.disk_limit}
         try:
-            container = with_retries(lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}")
+            try:
+                container = with_retries(lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}")
+            except (docker.errors.APIError, SandboxError) as exc:
+                if "storage_opt" not in kwargs or "storage" not in str(exc).lower():
+                    raise
+                storage_size_refused(self.client)  # e.g. xfs without pquota: measure instead
+                del kwargs["storage_opt"]
+                container = with_retries(lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}")
         except docker.errors.ImageNotFound as exc:
             raise ImageError(f"image {cfg.image!r} not found locally (build it, e.g. `rollgym image bootstrap`, or pull it)") from exc
         except SandboxError as exc:
@@ -75,6 +87,8 @@ class DockerSandbox:
             except Exception:  # noqa: BLE001
                 pass
             raise
+        if cfg.disk_limit and "storage_opt" not in kwargs:
+            self.disk_budget = parse_size(cfg.disk_limit)
         return container
 
     def _start_runner(self) -> None:
@@ -110,13 +124,32 @@ class DockerSandbox:
         return state.get("Status", "unknown") + (" (OOMKilled)" if state.get("OOMKilled") else "")
 
     def _dead_error(self, what: str, exc: BaseException | None = None) -> SandboxDeadError:
+        if self.disk_used is not None:
+            return self._disk_error()
         return SandboxDeadError(f"{what}: sandbox container {self.name} is no longer running (status: {self.status()})"
                                 + (f": {exc}" if exc else ""))
+
+    def _disk_error(self) -> DiskLimitError:
+        return DiskLimitError(f"the sandbox's commands wrote {self.disk_used / 2**30:.2f} GiB, over its disk budget of "
+                              f"{self.config.disk_limit}; the container was stopped")
 
     # -- exec ------------------------------------------------------------------------------------
     def exec(self, cmd: str, timeout: float | None = None, cwd: str | None = None,
              env: dict[str, str] | None = None, stdin: bytes | None = None, max_output: int | None = None) -> ExecResult:
-        """Run `cmd` with `/bin/sh -c`; on timeout its whole process group and session are SIGKILLed."""
+        """Run `cmd` with `/bin/sh -c`; on timeout its whole process group and session are SIGKILLed. With a
+        measured disk budget the writable layer is watched meanwhile: over it, `DiskLimitError`."""
+        if self.disk_used is not None:
+            raise self._disk_error()
+        if self.disk_budget is None:
+            return self._exec(cmd, timeout, cwd, env, stdin, max_output)
+        with WATCH.watching(self):
+            result = self._exec(cmd, timeout, cwd, env, stdin, max_output)
+        if self.disk_used is not None:
+            raise self._disk_error()
+        return result
+
+    def _exec(self, cmd: str, timeout: float | None, cwd: str | None, env: dict[str, str] | None,
+              stdin: bytes | None, max_output: int | None) -> ExecResult:
         self._check_open()
         timeout = float(timeout or self.config.default_timeout_s)
         cwd = cwd or self.config.workdir

@@ -9,6 +9,13 @@ class SandboxDeadError(SandboxError):
     """The sandbox's container is gone or stopped (killed, OOM, TTL expired, closed)."""
 
 
+class DiskLimitError(SandboxDeadError):
+    """The sandbox's commands wrote more than its disk budget and the container was stopped: the agent's
+    doing, so its own error category (`disk`), never retried as an infrastructure failure."""
+
+    category = "disk"
+
+
 class ImageError(SandboxError):
     """An image could not be found, pulled, built or bootstrapped."""
 
@@ -21,4 +28,4 @@ class DirectoryInSandboxError(EnvError, IsADirectoryError):
     """A file operation on a path that is a directory in the sandbox."""
 
 
-__all__ = ["DirectoryInSandboxError", "FileNotInSandboxError", "ImageError", "SandboxDeadError", "SandboxError"]
+__all__ = ["DirectoryInSandboxError", "DiskLimitError", "FileNotInSandboxError", "ImageError", "SandboxDeadError", "SandboxError"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 # Set in every sandbox so tools never wait on a pager, a prompt, or a progress bar.
 QUIET_ENV: dict[str, str] = {
@@ -34,6 +34,9 @@ class SandboxConfig(BaseModel):
     memswap_limit: str | None = None  # None: same as mem_limit, i.e. no swap
     cpus: float = 1.0
     pids_limit: int = 512
+    # Writable-layer budget: enforced by the storage driver where it can (`--storage-opt size=`), else
+    # measured while commands run and the container killed over it (`DiskLimitError`). None: no budget.
+    disk_limit: str | None = "4g"
     read_only: bool = False
     tmpfs: dict[str, str] = Field(default_factory=dict)  # e.g. {"/tmp": "rw,size=256m"}; /tmp is added when read_only
     user: str | None = None  # e.g. "1000:1000" for a non-root agent
@@ -46,6 +49,15 @@ class SandboxConfig(BaseModel):
     use_runner: bool = True  # persistent in-container runner for fast exec, with plain exec fallback
     default_timeout_s: float = 120.0
     max_output_bytes: int = 50_000  # kept: the first and last halves; the rest is elided and counted
+
+    @field_validator("disk_limit")
+    @classmethod
+    def _size(cls, value: str | None) -> str | None:
+        from .disk import parse_size
+
+        if value is not None:
+            parse_size(value)  # a clear error now, not at container creation
+        return value
 
 
 class ExecResult(BaseModel):

@@ -94,3 +94,17 @@ def test_grading_that_did_not_complete_is_a_sandbox_error_on_the_rollout(tool_to
     from rollgym.rollouts.trl import to_trl_columns
 
     assert rg.env_reward(**to_trl_columns([rollout], pad_id=0)) == [None]
+
+
+def test_writing_past_the_disk_budget_is_the_agents_failure_not_infrastructure(tool_tok, say, swe_task):
+    """Issue 17, item 6: the sandbox is stopped, the rollout records `disk`, and resume does not rerun it."""
+    from rollgym.envs import make
+    from rollgym.rollouts.output import is_infra_failure
+
+    script = [say.call("bash", command="head -c 300M /dev/zero > /tmp/fill; echo written"), say.call("submit")]
+    env = make("rollgym/SWE-v0", sandbox={"disk_limit": "64m"})
+    rollout = asyncio.run(run_rollout(env, Policy(engine=ScriptedEngine(script), tokenizer=tool_tok),
+                                      swe_task.model_dump(mode="json"), limits=Limits(max_turns=4, max_model_len=8192)))
+    assert rollout.stop_reason == "error" and rollout.error.category == "disk", rollout.error
+    assert "over its disk budget of 64m" in rollout.error.message
+    assert not is_infra_failure(rollout) and rollout.reward == 0.0
