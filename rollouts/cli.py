@@ -233,34 +233,14 @@ def validate(
     tasks: str = typer.Argument("bundled", help="a JSONL file of SWE task rows, or 'bundled'"),
     workers: int = typer.Option(2, "--workers", "-j", help="tasks validated in parallel"),
     only: list[str] = typer.Option(None, "--only", help="instance ids to validate"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per task instead of the table"),
 ) -> None:
-    """Check SWE tasks: the gold patch must resolve each one and the empty patch must not."""
-    from rich.console import Console
-    from rich.table import Table
+    """Check SWE tasks: the gold patch must resolve each one and the empty patch must not. Exit 0: all valid;
+    1: a task is invalid; 3: a task could not be run (image build, Docker, missing sdist) and none is invalid;
+    2: usage error or no Docker engine; 130/143: Ctrl-C/SIGTERM, with every container it started removed."""
+    from .swe_cli import run_validate
 
-    from rollgym.envs.sandbox import ensure_engine
-    from rollgym.envs.swe import load_bundled_tasks, load_tasks
-    from rollgym.envs.swe.validate import validate_tasks
-
-    ok, why = ensure_engine()
-    if not ok:
-        typer.echo(f"no Docker engine: {why}", err=True)
-        raise typer.Exit(2)
-    rows = load_bundled_tasks() if tasks == "bundled" else load_tasks(tasks)
-    if only:
-        rows = [r for r in rows if r.instance_id in set(only)]
-    results = validate_tasks(rows, workers=workers, log=typer.echo)
-    table = Table(title=f"rollgym validate: {len(results)} task(s)")
-    for col in ("task", "gold", "F2P", "P2P", "empty", "time (s)", "verdict"):
-        table.add_column(col)
-    for r in results:
-        table.add_row(r.instance_id, f"{r.gold.status}/{'resolved' if r.gold.resolved else 'unresolved'}",
-                      f"{r.gold.f2p_passed_frac:.2f}", f"{r.gold.p2p_passed_frac:.2f}",
-                      f"{r.empty.status}/{'resolved' if r.empty.resolved else 'unresolved'}",
-                      f"{r.gold.duration_s + r.empty.duration_s:.1f}", "ok" if r.ok else f"FAIL: {r.problem}")
-    Console(width=160).print(table)
-    if not all(r.ok for r in results):
-        raise typer.Exit(1)
+    raise typer.Exit(run_validate(tasks, workers, only, as_json))
 
 
 @app.command("generate")
