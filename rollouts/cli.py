@@ -174,8 +174,10 @@ _register_engine_commands(app)
 
 sandbox_app = typer.Typer(help="Docker sandboxes", no_args_is_help=True)
 image_app = typer.Typer(help="Sandbox images", no_args_is_help=True)
+task_app = typer.Typer(help="Authoring SWE tasks", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(image_app, name="image")
+app.add_typer(task_app, name="task")
 
 
 @sandbox_app.command("prune")
@@ -241,6 +243,22 @@ def validate(
     from .swe_cli import run_validate
 
     raise typer.Exit(run_validate(tasks, workers, only, as_json))
+
+
+@task_app.command("build")
+def task_build(
+    tasks: str = typer.Argument(..., help="a JSONL file of SWE task rows (FAIL_TO_PASS may be [])"),
+    only: list[str] = typer.Option(None, "--only", help="instance ids to build"),
+    tests: list[str] = typer.Option(None, "--tests", help="test files or directories to run (default: all that "
+                                    "pytest collects in the workdir)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per task instead of the tables"),
+) -> None:
+    """Build each task's image and run its tests with the empty and with the gold patch: prints base_commit, each
+    test's outcomes and suggested role, and the FAIL_TO_PASS / PASS_TO_PASS to paste into the row. Exit 0: the row
+    is right; 1: something in it to fix (shown); 3: a task could not be built or run; 2: usage, no Docker."""
+    from .swe_cli import run_task_build
+
+    raise typer.Exit(run_task_build(tasks, only, tests, as_json))
 
 
 @app.command("generate")

@@ -1,8 +1,9 @@
-"""`rollgym validate`: SWE task checks shown as a table or JSON lines, with exit codes that tell an invalid
-task (1) from one that could not be run (3)."""
+"""`rollgym validate` and `rollgym task build`: SWE task checks shown as tables or JSON lines, with exit codes
+that tell an invalid task (1) from one that could not be run (3)."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import typer
@@ -14,11 +15,14 @@ from .signals import exit_code, sigterm_raises_terminated
 
 if TYPE_CHECKING:
     from rollgym.envs.swe import SWETask
+    from rollgym.envs.swe.authoring import BuildReport
     from rollgym.envs.swe.validate import ValidationRow
 
 VALID, INVALID, USAGE, CANNOT_RUN = 0, 1, 2, 3
 VERDICT_STYLE = {"valid": "green", "invalid": "red", "cannot_run": "yellow"}
 VERDICT_TEXT = {"valid": "ok", "invalid": "FAIL: ", "cannot_run": "CANNOT RUN: "}
+ROLE_STYLE = {"F2P": "bold green", "P2P": "cyan", "": "dim"}
+ROLE_ORDER = {"F2P": 0, "": 1, "P2P": 2}
 
 
 def load_swe_tasks(source: str, only: list[str] | None) -> "list[SWETask]":
@@ -94,3 +98,46 @@ def validate_table(results: "list[ValidationRow]") -> Table:
                       f"{r.empty.status}/{'resolved' if r.empty.resolved else 'unresolved'}", failing,
                       f"{r.gold.duration_s + r.empty.duration_s:.1f}", verdict)
     return table
+
+
+def run_task_build(source: str, only: list[str] | None, tests: list[str] | None, as_json: bool) -> int:
+    """`rollgym task build`: 0 every row is right; 1 a row needs a fix (shown); 3 a task could not be built or run."""
+    from rollgym.envs.swe.authoring import build_report
+
+    need_docker()
+    rows = load_swe_tasks(source, only)
+
+    def job() -> int:
+        reports = []
+        for task in rows:
+            report = build_report(task, tests=tests, log=lambda m: typer.echo(m, err=True))
+            reports.append(report)
+            if as_json:
+                typer.echo(report.model_dump_json())
+            else:
+                print_report(report)
+        if any(r.error for r in reports):
+            return CANNOT_RUN
+        return INVALID if any(r.problems for r in reports) else VALID
+
+    return interruptible(job)
+
+
+def print_report(report: "BuildReport") -> None:
+    console = Console(width=200)
+    console.print(Text.assemble(("task ", "bold"), (report.instance_id, "bold")))
+    console.print(Text(f"  image        {report.image or '-'}"))
+    console.print(Text(f"  base_commit  {report.base_commit or '-'}"))
+    for problem in report.problems:
+        console.print(Text.assemble(("  fix: ", "bold yellow"), problem))
+    if report.error:
+        console.print(Text.assemble(("  cannot run: ", "bold red"), report.error))
+        return
+    table = Table(title=f"{report.instance_id}: {len(report.tests)} tests", title_justify="left")
+    for col in ("test", "empty patch", "gold patch", "role"):
+        table.add_column(col, overflow="fold")
+    for t in sorted(report.tests, key=lambda t: ROLE_ORDER[t.role]):  # F2P first, then the tests that fail with the gold patch
+        table.add_row(Text(t.test), t.empty, t.gold, Text(t.role or "-", style=ROLE_STYLE[t.role]))
+    console.print(table)
+    console.print(f"  {len(report.FAIL_TO_PASS)} FAIL_TO_PASS, {len(report.PASS_TO_PASS)} PASS_TO_PASS; paste into the row:")
+    typer.echo(json.dumps(report.snippet()))  # plain and unwrapped: one line, as in a JSONL row
