@@ -174,8 +174,10 @@ _register_engine_commands(app)
 
 sandbox_app = typer.Typer(help="Docker sandboxes", no_args_is_help=True)
 image_app = typer.Typer(help="Sandbox images", no_args_is_help=True)
+task_app = typer.Typer(help="Authoring SWE tasks", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(image_app, name="image")
+app.add_typer(task_app, name="task")
 
 
 @sandbox_app.command("prune")
@@ -233,34 +235,30 @@ def validate(
     tasks: str = typer.Argument("bundled", help="a JSONL file of SWE task rows, or 'bundled'"),
     workers: int = typer.Option(2, "--workers", "-j", help="tasks validated in parallel"),
     only: list[str] = typer.Option(None, "--only", help="instance ids to validate"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per task instead of the table"),
 ) -> None:
-    """Check SWE tasks: the gold patch must resolve each one and the empty patch must not."""
-    from rich.console import Console
-    from rich.table import Table
+    """Check SWE tasks: the gold patch must resolve each one and the empty patch must not. Exit 0: all valid;
+    1: a task is invalid; 3: a task could not be run (image build, Docker, missing sdist) and none is invalid;
+    2: usage error or no Docker engine; 130/143: Ctrl-C/SIGTERM, with every container it started removed."""
+    from .swe_cli import run_validate
 
-    from rollgym.envs.sandbox import ensure_engine
-    from rollgym.envs.swe import load_bundled_tasks, load_tasks
-    from rollgym.envs.swe.validate import validate_tasks
+    raise typer.Exit(run_validate(tasks, workers, only, as_json))
 
-    ok, why = ensure_engine()
-    if not ok:
-        typer.echo(f"no Docker engine: {why}", err=True)
-        raise typer.Exit(2)
-    rows = load_bundled_tasks() if tasks == "bundled" else load_tasks(tasks)
-    if only:
-        rows = [r for r in rows if r.instance_id in set(only)]
-    results = validate_tasks(rows, workers=workers, log=typer.echo)
-    table = Table(title=f"rollgym validate: {len(results)} task(s)")
-    for col in ("task", "gold", "F2P", "P2P", "empty", "time (s)", "verdict"):
-        table.add_column(col)
-    for r in results:
-        table.add_row(r.instance_id, f"{r.gold.status}/{'resolved' if r.gold.resolved else 'unresolved'}",
-                      f"{r.gold.f2p_passed_frac:.2f}", f"{r.gold.p2p_passed_frac:.2f}",
-                      f"{r.empty.status}/{'resolved' if r.empty.resolved else 'unresolved'}",
-                      f"{r.gold.duration_s + r.empty.duration_s:.1f}", "ok" if r.ok else f"FAIL: {r.problem}")
-    Console(width=160).print(table)
-    if not all(r.ok for r in results):
-        raise typer.Exit(1)
+
+@task_app.command("build")
+def task_build(
+    tasks: str = typer.Argument(..., help="a JSONL file of SWE task rows (FAIL_TO_PASS may be [])"),
+    only: list[str] = typer.Option(None, "--only", help="instance ids to build"),
+    tests: list[str] = typer.Option(None, "--tests", help="test files or directories to run (default: all that "
+                                    "pytest collects in the workdir)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per task instead of the tables"),
+) -> None:
+    """Build each task's image and run its tests with the empty and with the gold patch: prints base_commit, each
+    test's outcomes and suggested role, and the FAIL_TO_PASS / PASS_TO_PASS to paste into the row. Exit 0: the row
+    is right; 1: something in it to fix (shown); 3: a task could not be built or run; 2: usage, no Docker."""
+    from .swe_cli import run_task_build
+
+    raise typer.Exit(run_task_build(tasks, only, tests, as_json))
 
 
 @app.command("generate")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import threading
 from typing import Iterator
 
 
@@ -47,3 +48,26 @@ def sigterm_cancels_this_task() -> Iterator[None]:
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def sigterm_raises_terminated() -> Iterator[None]:
+    """In synchronous code on the main thread: SIGTERM raises `Terminated` wherever the main thread is, as Ctrl-C
+    raises KeyboardInterrupt, so `with` blocks and `except BaseException` clean-ups run. Only the first SIGTERM
+    does (a second one cannot cut the clean-up short). Off the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired = False
+
+    def on_sigterm(signum, frame) -> None:  # noqa: ARG001
+        nonlocal fired
+        if not fired:
+            fired = True
+            raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -35,6 +35,9 @@ def load_tasks(env_id: str, source: str | None = None, *, num_tasks: int | None 
             rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         except json.JSONDecodeError as exc:
             raise UsageError(f"{source} is not JSON lines: {exc}") from None
+        from rollgym.envs.swe.task import with_task_file
+
+        rows = with_task_file(rows, path)  # SWE rows: a relative sdist is next to the file, from any directory
     elif path.is_dir():
         from datasets import load_from_disk
 

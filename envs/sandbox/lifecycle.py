@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import socket
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 import docker.errors
 
 from .daemon import docker_client
+from .errors import SandboxDeadError
 
 if TYPE_CHECKING:
     from .docker_sandbox import DockerSandbox
@@ -25,6 +27,7 @@ HOST = socket.gethostname()
 _LIVE: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
 _LOCK = threading.Lock()
 _INSTALLED = False
+_COLLECTING = threading.local()  # .group: the SandboxGroup this thread's new sandboxes join
 
 
 def base_labels(run_id: str | None, task_id: str | None, ttl_s: int) -> dict[str, str]:
@@ -41,8 +44,13 @@ def base_labels(run_id: str | None, task_id: str | None, ttl_s: int) -> dict[str
 
 
 def register(sandbox: "DockerSandbox") -> None:
-    """Track a live sandbox so the process backstop can close it; install the backstop once."""
+    """Track a live sandbox so the process backstop can close it; install the backstop once. A sandbox created
+    for a `SandboxGroup` that was stopped meanwhile is closed at once (`SandboxDeadError`)."""
     global _INSTALLED
+    group = getattr(_COLLECTING, "group", None)
+    if group is not None and not group._add(sandbox):
+        sandbox.close()
+        raise SandboxDeadError(f"sandbox {sandbox.name} was created after its run was stopped; it is removed")
     with _LOCK:
         _LIVE.add(sandbox)
         if _INSTALLED:
@@ -76,6 +84,43 @@ def close_all() -> None:
             sb.close()
         except Exception:  # noqa: BLE001 - best effort at exit
             pass
+
+
+class SandboxGroup:
+    """The sandboxes some threads create (each inside `with group.collecting():`), closed together by `stop()`,
+    which also closes any created after it: a run stopped while its workers create sandboxes leaves none."""
+
+    def __init__(self) -> None:
+        self._live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self.stopped = False
+
+    @contextlib.contextmanager
+    def collecting(self):
+        """The sandboxes this thread creates inside the block belong to the group."""
+        previous = getattr(_COLLECTING, "group", None)
+        _COLLECTING.group = self
+        try:
+            yield self
+        finally:
+            _COLLECTING.group = previous
+
+    def _add(self, sandbox: "DockerSandbox") -> bool:
+        with self._lock:
+            if not self.stopped:
+                self._live.add(sandbox)
+            return not self.stopped
+
+    def stop(self) -> None:
+        """Close every sandbox of the group, now and as later ones are created."""
+        with self._lock:
+            self.stopped = True
+            live = list(self._live)
+        for sb in live:
+            try:
+                sb.close()
+            except Exception:  # noqa: BLE001 - best effort while stopping
+                pass
 
 
 def _pid_alive(pid: int) -> bool:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from ..core import Env, InvalidTaskError, tool
 from ..sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool, start_sandbox
+from .base_commit import check_in
 from .diffs import MAX_DIFF_BYTES, diff_problem
 from .editor import EditorError, StrReplaceEditor
 from .grading import GradeResult, grade_patch
@@ -87,6 +88,7 @@ class SWEEnv(Env):
         if t.image_name:  # a prebuilt image: pin base_commit and hide any later history
             res = await self.sandbox.aexec(SCRUB_GIT.format(commit=shlex.quote(t.base_commit)), timeout=300)
             if res.exit_code != 0:
+                await asyncio.to_thread(check_in, self.sandbox, t)  # a commit the image lacks: one line, the right value
                 raise InvalidTaskError(f"{t.instance_id}: cannot check out base_commit {t.base_commit}: {res.output[-500:]}")
         self.editor = StrReplaceEditor(self.sandbox, t.workdir)
         messages = [{"role": "system", "content": self.system_prompt.replace("{workdir}", t.workdir)},

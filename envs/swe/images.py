@@ -10,7 +10,9 @@ from pathlib import Path
 
 from ..sandbox.images import base_image_name, bootstrap_base_image, build_image_from_dockerfile, ensure_image, image_exists
 from ..sandbox.errors import ImageError
-from .task import TASKS_DIR, SWETask
+from .base_commit import build_mismatch
+from .errors import SdistNotFoundError
+from .task import BUNDLED_SDISTS, SWETask
 
 # Fixed identity and dates make the base commit's hash a pure function of the tree.
 _COMMIT_ENV = ("GIT_AUTHOR_NAME=rollgym GIT_AUTHOR_EMAIL=tasks@rollgym.invalid GIT_COMMITTER_NAME=rollgym "
@@ -20,10 +22,20 @@ IGNORED = "__pycache__/\n*.pyc\n.pytest_cache/\n"
 
 
 def sdist_path(task: SWETask) -> Path:
+    """Where a row's sdist is: an absolute path as given; a relative one next to the task file the row came from,
+    else among rollgym's bundled sdists (so rows copied from the bundled file keep working)."""
     spec = task.env_spec
     assert spec is not None and spec.sdist
-    path = Path(spec.sdist)
-    return path if path.is_absolute() else TASKS_DIR / "sdists" / spec.sdist
+    given = Path(spec.sdist)
+    if given.is_absolute():
+        tried = [given]
+    else:
+        tried = ([Path(spec.task_file).parent / given] if spec.task_file else []) + [BUNDLED_SDISTS / given]
+    for path in tried:
+        if path.is_file():
+            return path
+    where = f"the task file {spec.task_file}" if spec.task_file else "a row not loaded from a task file"
+    raise SdistNotFoundError(f"task {task.instance_id}: env_spec.sdist {spec.sdist!r} not found at {tried[0]} ({where})")
 
 
 def task_dockerfile(task: SWETask, expect_commit: bool = True) -> tuple[str, dict[str, bytes]]:
@@ -66,7 +78,8 @@ def task_image_name(task: SWETask) -> str:
 
 
 def ensure_task_image(task: SWETask, log=print) -> str:
-    """Make the task's image available: pull a named one, or build it (once) from its `EnvSpec`."""
+    """Make the task's image available: pull a named one, or build it (once) from its `EnvSpec`; a build that
+    finds another base commit is a one-line `WrongBaseCommitError` with the right one."""
     if task.image_name:
         return ensure_image(task.image_name, log=log)
     name = task_image_name(task)
@@ -75,7 +88,13 @@ def ensure_task_image(task: SWETask, log=print) -> str:
             bootstrap_base_image(log=log)
         log(f"[image] building {name}")
         dockerfile, files = task_dockerfile(task)
-        build_image_from_dockerfile(dockerfile, name, files=files, log=log)
+        try:
+            build_image_from_dockerfile(dockerfile, name, files=files, log=log)
+        except ImageError as exc:
+            mismatch = build_mismatch(task, str(exc))
+            if mismatch is None:
+                raise
+            raise mismatch from None
     return name
 
 

@@ -12,6 +12,7 @@ from ..core.errors import InvalidTaskError
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 BUNDLED_TASKS = TASKS_DIR / "bundled.jsonl"
+BUNDLED_SDISTS = TASKS_DIR / "sdists"
 
 
 #: The unprivileged user agents run as in task images rollgym builds (`SandboxConfig.user` overrides it).
@@ -24,12 +25,13 @@ class EnvSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     base_image: str | None = None  # None: rollgym's offline base image
-    sdist: str | None = None  # a file in tasks/sdists (or an absolute path): the source
+    sdist: str | None = None  # the source: an absolute path, or relative to the task file (see images.sdist_path)
     sdist_sha256: str | None = None
     bug_patch: str = ""  # SWE-smith: a bug injected into the source before the single base commit
     setup_commands: list[str] = Field(default_factory=list)  # run in the workdir while building the image
     workdir: str = "/testbed"
     test_command: str = "python3 -m pytest"  # gets the plugin and test files appended by the grader
+    task_file: str | None = None  # set by load_tasks: the JSONL file the row came from (a relative sdist is beside it)
 
 
 class SWETask(BaseModel):
@@ -93,19 +95,40 @@ def swegym_image_name(instance_id: str, namespace: str = "xingyaoww") -> str:
 
 
 def load_tasks(source: str | Path | Iterable[dict[str, Any]]) -> list[SWETask]:
-    """Tasks from a JSONL file, or from any iterable of rows (e.g. a Hugging Face `datasets.Dataset`)."""
+    """Tasks from a JSONL file (a relative `env_spec.sdist` then resolves next to it), or from any iterable of
+    rows (e.g. a Hugging Face `datasets.Dataset`)."""
     if isinstance(source, (str, Path)):
-        rows = []
-        with open(source, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise InvalidTaskError(f"{source}:{n}: not valid JSON ({exc})") from exc
+        rows = with_task_file(read_jsonl(source), source)
     else:
         rows = [dict(row) for row in source]
     return [parse_task(row) for row in rows]
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a JSONL file; `InvalidTaskError` naming the line that is not JSON."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InvalidTaskError(f"{path}:{n}: not valid JSON ({exc})") from exc
+    return rows
+
+
+def with_task_file(rows: list[dict[str, Any]], path: str | Path) -> list[dict[str, Any]]:
+    """The rows, each whose `env_spec.sdist` is relative noting the file it came from (`env_spec.task_file`), so
+    the sdist is found next to that file from any working directory, in any process the row is sent to."""
+    task_file = str(Path(path).absolute())
+    out = []
+    for row in rows:
+        spec = row.get("env_spec") if isinstance(row, dict) else None
+        if isinstance(spec, dict) and isinstance(spec.get("sdist"), str) and not Path(spec["sdist"]).is_absolute() \
+                and not spec.get("task_file"):
+            row = {**row, "env_spec": {**spec, "task_file": task_file}}
+        out.append(row)
+    return out
 
 
 def parse_task(row: dict[str, Any]) -> "SWETask":
@@ -118,4 +141,4 @@ def parse_task(row: dict[str, Any]) -> "SWETask":
 
 def load_bundled_tasks() -> list[SWETask]:
     """The SWE tasks that ship with rollgym (injected bugs in real PyPI projects)."""
-    return load_tasks(BUNDLED_TASKS)
+    return [parse_task(row) for row in read_jsonl(BUNDLED_TASKS)]  # their sdists are in BUNDLED_SDISTS

@@ -1,36 +1,74 @@
-"""`rollgym validate`: each task's gold patch must resolve it and the empty patch must not."""
+"""`rollgym validate`: each task's gold patch must resolve it and the empty patch must not. A task that could
+not be checked at all (its image does not build, Docker fails, its sdist is missing) is told apart from an
+invalid one, and a run interrupted in the main thread removes every grading container its workers started."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
+from ..sandbox import SandboxGroup
+from .base_commit import check_image
+from .errors import WrongBaseCommitError
 from .grading import GradeResult, grade_patch
 from .images import ensure_task_image
 from .task import SWETask
 
+Verdict = Literal["valid", "invalid", "cannot_run"]
+
 
 class ValidationRow(BaseModel):
-    """One task's validation verdict."""
+    """One task's verdict (`rollgym validate --json` prints one per line)."""
 
     instance_id: str
-    gold: GradeResult
-    empty: GradeResult
+    f2p_total: int = 0
+    gold: GradeResult | None = None  # None: not graded (see setup_error)
+    empty: GradeResult | None = None
+    setup_error: str | None = None  # one line: why the task could not be graded
+    setup_invalid: bool = False  # that error is the row's own (a wrong base_commit), not the infrastructure's
+
+    @computed_field
+    @property
+    def verdict(self) -> Verdict:
+        """valid; invalid (the row is wrong: fix it); cannot_run (it could not be checked: build, Docker, sdist)."""
+        return _verdict(self)[0]
+
+    @computed_field
+    @property
+    def problem(self) -> str:
+        """What is wrong, in one line ("" when valid)."""
+        return _verdict(self)[1]
+
+    @computed_field
+    @property
+    def f2p_failing_without_patch(self) -> int | None:
+        """How many FAIL_TO_PASS tests the empty patch does not pass (all of them, in a valid task)."""
+        if self.empty is None or self.empty.status != "graded":
+            return None
+        return sum(o != "passed" for o in self.empty.f2p.values())
 
     @property
     def ok(self) -> bool:
-        return self.gold.resolved and self.empty.status == "graded" and not self.empty.resolved
+        return self.verdict == "valid"
 
-    @property
-    def problem(self) -> str:
-        if self.ok:
-            return ""
-        if not self.gold.resolved:
-            return f"gold patch not resolved ({self.gold.status}: {self.gold.error or _failing(self.gold)})"
-        if self.empty.resolved:
-            return "the empty patch resolves the task (F2P tests do not fail at base_commit)"
-        return f"empty patch could not be graded ({self.empty.status}: {self.empty.error})"
+
+def _verdict(row: ValidationRow) -> tuple[Verdict, str]:
+    if row.setup_error is not None:
+        return ("invalid" if row.setup_invalid else "cannot_run"), row.setup_error
+    gold, empty = row.gold, row.empty
+    assert gold is not None and empty is not None
+    if gold.status in ("graded", "patch_failed", "task_error") and not gold.resolved:
+        return "invalid", f"gold patch not resolved ({gold.status}: {one_line(gold.error or _failing(gold))})"
+    if not gold.resolved:
+        return "cannot_run", f"gold patch could not be graded ({gold.status}: {one_line(gold.error or '')})"
+    if empty.status == "graded" and empty.resolved:
+        return "invalid", "the empty patch resolves the task (F2P tests do not fail at base_commit)"
+    if empty.status != "graded":
+        kind = "invalid" if empty.status == "task_error" else "cannot_run"
+        return kind, f"empty patch could not be graded ({empty.status}: {one_line(empty.error or '')})"
+    return "valid", ""
 
 
 def _failing(res: GradeResult) -> str:
@@ -38,13 +76,64 @@ def _failing(res: GradeResult) -> str:
     return f"{len(bad)} tests not passing, e.g. {bad[:3]}"
 
 
+def one_line(text: str, limit: int = 400) -> str:
+    """A message's first line, and its last when it has more (a build log's end says what failed), capped."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    out = lines[0] if len(lines) < 2 else f"{lines[0]} ... {lines[-1]}"
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+def prepare(task: SWETask, log=lambda _m: None) -> ValidationRow | None:
+    """Build (or find) the task's image and check its base_commit; the verdict of a task that cannot be graded."""
+    row = ValidationRow(instance_id=task.instance_id, f2p_total=len(task.FAIL_TO_PASS))
+    try:
+        image = ensure_task_image(task, log=log)
+        if task.image_name:  # a built image was checked by its build
+            check_image(task, image)
+    except WrongBaseCommitError as exc:
+        return row.model_copy(update={"setup_error": str(exc), "setup_invalid": True})
+    except Exception as exc:  # noqa: BLE001 - image build, Docker, sdist: this task cannot run; say why in one line
+        return row.model_copy(update={"setup_error": one_line(f"{type(exc).__name__}: {exc}")})
+    return None
+
+
 def validate_task(task: SWETask) -> ValidationRow:
-    return ValidationRow(instance_id=task.instance_id, gold=grade_patch(task, task.patch), empty=grade_patch(task, ""))
+    """Grade the gold and the empty patch (the task's image must exist: see `prepare`)."""
+    row = ValidationRow(instance_id=task.instance_id, f2p_total=len(task.FAIL_TO_PASS))
+    try:
+        return row.model_copy(update={"gold": grade_patch(task, task.patch), "empty": grade_patch(task, "")})
+    except Exception as exc:  # noqa: BLE001 - one task's failure is its verdict, not the end of the run
+        return row.model_copy(update={"setup_error": one_line(f"{type(exc).__name__}: {exc}")})
 
 
 def validate_tasks(tasks: list[SWETask], workers: int = 2, log=lambda _m: None) -> list[ValidationRow]:
-    """Validate tasks in parallel (images are built first, one at a time)."""
-    for task in tasks:
-        ensure_task_image(task, log=log)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return list(pool.map(validate_task, tasks))
+    """Validate tasks in parallel (images are built first, one at a time). Interrupted in the main thread
+    (Ctrl-C, or SIGTERM turned into an exception), it removes its workers' containers before leaving."""
+    rows: dict[int, ValidationRow] = {}
+    todo = []
+    for i, task in enumerate(tasks):
+        failed = prepare(task, log)
+        if failed is None:
+            todo.append((i, task))
+        else:
+            rows[i] = failed
+    group = SandboxGroup()
+
+    def run(task: SWETask) -> ValidationRow:
+        with group.collecting():
+            return validate_task(task)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="rollgym-validate")
+    futures: dict[int, Future] = {i: pool.submit(run, task) for i, task in todo}
+    try:
+        for i, future in futures.items():
+            rows[i] = future.result()
+    except BaseException:
+        for future in futures.values():
+            future.cancel()
+        group.stop()  # running tests fail at once; a sandbox created from now on is removed as it registers
+        wait(futures.values())
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return [rows[i] for i in range(len(tasks))]

@@ -98,7 +98,7 @@ def author(bug) -> dict:
     p2p = sorted(t for t, o in gold.all_outcomes.items() if o == "passed" and empty.all_outcomes.get(t) == "passed")
     assert f2p, f"{instance_id}: the injected bug breaks no test"
     print(f"{instance_id}: base {draft.base_commit[:10]}, {len(f2p)} F2P, {len(p2p)} P2P", file=sys.stderr)
-    row = draft.model_dump(mode="json", exclude={"test_timeout_s", "sandbox"})
+    row = draft.model_dump(mode="json", exclude={"test_timeout_s": True, "sandbox": True, "env_spec": {"task_file"}})
     row.update(FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p)
     return row
 

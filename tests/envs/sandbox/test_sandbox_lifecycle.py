@@ -91,3 +91,31 @@ def test_images_without_python_fall_back_to_plain_exec(no_python_image):
         start = time.monotonic()
         assert sb.exec("trap '' TERM; sleep 100", timeout=1).timed_out
         assert time.monotonic() - start < 10
+
+
+def test_a_stopped_group_closes_its_sandboxes_and_any_created_after(base_image):
+    import threading
+
+    from rollgym.envs.sandbox import SandboxDeadError, SandboxGroup
+
+    group, made, errors = SandboxGroup(), [], []
+    outsider = DockerSandbox(SandboxConfig(image=base_image, task_id="outsider", use_runner=False))
+
+    def worker() -> None:
+        with group.collecting():
+            made.append(DockerSandbox(SandboxConfig(image=base_image, task_id="member", use_runner=False)))
+            group.stop()  # as the main thread would, on Ctrl-C or SIGTERM
+            try:
+                DockerSandbox(SandboxConfig(image=base_image, task_id="late", use_runner=False))
+            except SandboxDeadError as exc:
+                errors.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert made[0].closed and not _exists(made[0].name)
+    assert len(errors) == 1 and "created after its run was stopped" in str(errors[0])
+    late = str(errors[0]).split()[1]
+    assert late.startswith("rollgym-late-") and not _exists(late)
+    assert not outsider.closed and _exists(outsider.name)  # a sandbox of no group is not touched
+    outsider.close()

@@ -200,6 +200,21 @@ def test_per_task_sandbox_overrides_and_prebuilt_image_rows(task_row):
         env.close()
 
 
+def test_a_prebuilt_image_without_the_base_commit_fails_reset_in_one_line(task_row):
+    from rollgym.envs.swe import SWETask, task_image_name
+    from rollgym.envs.swe.env import SWEEnv
+    from rollgym.envs.swe.errors import WrongBaseCommitError
+
+    row = {**task_row, "image_name": task_image_name(SWETask.model_validate(task_row)), "env_spec": None,
+           "base_commit": "f" * 40}
+    env = SWEEnv(grade=False)
+    with pytest.raises(WrongBaseCommitError) as info:
+        env.reset(options={"task": row})
+    env.close()
+    assert str(info.value) == (f"task {TASK}: base_commit {'f' * 40} is not in the repository; its HEAD is "
+                               f"{task_row['base_commit']} - set base_commit to that")
+
+
 def test_a_failed_reset_is_a_clear_error_and_step_refuses(task_row):
     from rollgym.envs.sandbox import ImageError
     from rollgym.envs.swe.env import SWEEnv

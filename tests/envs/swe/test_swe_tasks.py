@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from rollgym.envs.core import InvalidTaskError
 from rollgym.envs.swe import SWETask, load_bundled_tasks, load_tasks, swegym_image_name
+from rollgym.envs.swe.task import parse_task
 
 ROW = {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "a" * 40, "problem_statement": "p",
        "FAIL_TO_PASS": '["tests/test_a.py::test_x"]', "PASS_TO_PASS": '["tests/test_b.py::test_y", "tests/test_a.py::test_z"]',
@@ -51,3 +53,51 @@ def test_bundled_rows_round_trip():
     for task in load_bundled_tasks():
         again = SWETask.model_validate_json(task.model_dump_json())
         assert again == task
+
+
+def test_a_relative_sdist_resolves_next_to_its_task_file_from_any_directory(tmp_path, monkeypatch):
+    from swe_support import SDIST, authored_row, bundled, write_tasks
+
+    from rollgym.envs.swe.images import sdist_path
+    from rollgym.envs.swe.task import BUNDLED_SDISTS
+    from rollgym.rollouts.tasks import load_tasks as load_rows
+
+    path = write_tasks(tmp_path / "authored", authored_row())
+    monkeypatch.chdir(tmp_path)  # elsewhere: not the file's directory
+    (task,) = load_tasks("authored/tasks.jsonl")
+    assert sdist_path(task) == tmp_path / "authored" / SDIST
+    assert task.env_spec.task_file == str(path) and task.env_spec.sdist == SDIST  # the row as written
+    # The same through `rollgym generate`'s loader, which sends rows to environments as dicts:
+    (row,) = load_rows("rollgym/SWE-v0", "authored/tasks.jsonl")
+    assert sdist_path(SWETask.model_validate(row)) == tmp_path / "authored" / SDIST
+    # Bundled rows keep their sdists in the package; an absolute path is used as given.
+    assert sdist_path(bundled()) == BUNDLED_SDISTS / bundled().env_spec.sdist
+    absolute = authored_row(env_spec={"sdist": str(tmp_path / "authored" / SDIST)})
+    assert sdist_path(parse_task(absolute)) == tmp_path / "authored" / SDIST
+
+
+def test_a_row_copied_from_the_bundled_file_still_finds_the_bundled_sdist(tmp_path):
+    from swe_support import bundled
+
+    from rollgym.envs.swe.images import sdist_path
+    from rollgym.envs.swe.task import BUNDLED_SDISTS
+
+    path = tmp_path / "copied.jsonl"
+    path.write_text(bundled().model_dump_json() + "\n")
+    assert sdist_path(load_tasks(path)[0]) == BUNDLED_SDISTS / bundled().env_spec.sdist
+
+
+def test_a_missing_sdist_is_one_line_naming_the_path_tried_and_the_task_file(tmp_path):
+    from swe_support import authored_row
+
+    from rollgym.envs.swe.errors import SdistNotFoundError
+    from rollgym.envs.swe.images import task_image_name
+
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(authored_row(env_spec={"sdist": "gone.tar.gz"})) + "\n")
+    (task,) = load_tasks(path)
+    with pytest.raises(SdistNotFoundError) as info:
+        task_image_name(task)
+    message = str(info.value)
+    assert "\n" not in message and str(tmp_path / "gone.tar.gz") in message and f"task file {path}" in message
+    assert isinstance(info.value, InvalidTaskError) and isinstance(info.value, FileNotFoundError)
