@@ -18,6 +18,7 @@ from .archives import dir_archive, file_archive, first_file
 from .daemon import docker_client, is_not_running_error, with_retries
 from .disk import WATCH, parse_size, storage_size_refused, storage_size_supported
 from .models import QUIET_ENV, ExecResult, SandboxConfig
+from .keepalive import keepalive_command
 from .errors import DirectoryInSandboxError, DiskLimitError, FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
 from .plain_exec import plain_exec
 from .runner_client import RunnerClient, RunnerError, RunnerLostError
@@ -55,7 +56,7 @@ class DockerSandbox:
             tmpfs.setdefault("/tmp", "rw,exec,size=512m,mode=1777")
         labels = {**cfg.labels, **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s)}
         kwargs = dict(
-            command=["sleep", str(int(cfg.ttl_s))], name=self.name, detach=True, init=True, labels=labels,
+            command=keepalive_command(cfg.ttl_s), name=self.name, detach=True, init=False, labels=labels,
             network_mode=cfg.network_mode, mem_limit=cfg.mem_limit, memswap_limit=cfg.memswap_limit or cfg.mem_limit,
             nano_cpus=int(cfg.cpus * 1e9), pids_limit=cfg.pids_limit, cap_drop=["ALL"],
             security_opt=["no-new-privileges"], read_only=cfg.read_only, tmpfs=tmpfs or None,

@@ -151,12 +151,12 @@ def prune(all_containers: bool = False, run_id: str | None = None) -> list[str]:
     client = docker_client()
     filters = {"label": [f"{LABEL}=1"] + ([f"rollgym.run_id={run_id}"] if run_id else [])}
     removed = []
-    for c in client.containers.list(all=True, filters=filters):
-        if not (all_containers or run_id or is_orphan(c.labels)):
+    for c in client.api.containers(all=True, filters=filters):  # no per-container inspect: no race with removals
+        if not (all_containers or run_id or is_orphan(c.get("Labels") or {})):
             continue
         try:
-            c.remove(force=True)
-            removed.append(c.name)
+            client.api.remove_container(c["Id"], force=True)
+            removed.append(c["Names"][0].lstrip("/"))
         except docker.errors.NotFound:
             pass
         except docker.errors.APIError as exc:
@@ -168,4 +168,5 @@ def prune(all_containers: bool = False, run_id: str | None = None) -> list[str]:
 def list_containers(run_id: str | None = None) -> list[str]:
     """Names of rollgym containers (optionally of one run), running or not."""
     filters = {"label": [f"{LABEL}=1"] + ([f"rollgym.run_id={run_id}"] if run_id else [])}
-    return [c.name for c in docker_client().containers.list(all=True, filters=filters)]
+    # The low-level listing: `containers.list` inspects each container, which races with their removal.
+    return [c["Names"][0].lstrip("/") for c in docker_client().api.containers(all=True, filters=filters)]

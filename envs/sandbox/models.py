@@ -42,7 +42,7 @@ class SandboxConfig(BaseModel):
     user: str | None = None  # e.g. "1000:1000" for a non-root agent
     workdir: str = "/"
     env: dict[str, str] = Field(default_factory=dict)
-    ttl_s: int = 6 * 3600  # PID 1 is `sleep ttl_s`: a crashed host cannot leave it running forever
+    ttl_s: int = 6 * 3600  # PID 1 exits after ttl_s (keepalive.py): a crashed host cannot leave it running forever
     labels: dict[str, str] = Field(default_factory=dict)
     run_id: str | None = None
     task_id: str | None = None

@@ -16,13 +16,14 @@ pytestmark = pytest.mark.docker
 def test_containers_are_created_locked_down_and_labelled(sandbox):
     attrs = docker.from_env().api.inspect_container(sandbox.container.id)
     host = attrs["HostConfig"]
-    assert host["NetworkMode"] == "none" and host["Init"] is True
+    assert host["NetworkMode"] == "none" and not host["Init"]  # PID 1 is rollgym's keep-alive, which reaps
     assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
     assert host["PidsLimit"] == 512 and host["Memory"] == 512 * 1024**2 and host["MemorySwap"] == host["Memory"]
     assert host["NanoCpus"] == 1_000_000_000
     labels = attrs["Config"]["Labels"]
     assert labels["rollgym"] == "1" and labels["rollgym.task_id"] == "shared" and labels["rollgym.run_id"]
-    assert attrs["Config"]["Cmd"][0] == "sleep"
+    assert "sigtimedwait" in attrs["Config"]["Cmd"][-1]
+    assert sandbox.exec("cat /proc/1/cmdline | tr '\\0' ' '").output.startswith("python3 -c")
     assert attrs["Name"].lstrip("/") == sandbox.name and sandbox.name.startswith("rollgym-shared-")
 
 
@@ -166,3 +167,19 @@ def test_a_killed_runner_is_reported_then_restarted_never_rerunning_a_command(ba
         assert "lost track of this command" in res.output and res.exit_code is None
         again = sb.exec("cat /tmp/count")
         assert again.output.strip() == "ran" and again.via == "runner"  # a fresh runner; no second run
+
+
+def test_an_agent_killing_every_process_it_can_does_not_kill_the_sandbox(base_image):
+    """Issue 17, item 8: `kill -9 -1` ends the agent's commands (and the runner, which restarts), not PID 1."""
+    with DockerSandbox(SandboxConfig(image=base_image, task_id="killall")) as sb:
+        sb.exec("sleep 1000 & kill -9 -1", timeout=10)
+        assert sb.status().startswith("running")
+        assert sb.exec("echo back").output.strip() == "back"
+        assert sb.exec("ps -eo args | grep -c '^sleep 1000' || true").output.strip() == "0"
+
+
+def test_orphans_are_reaped_by_pid_1(base_image):
+    with DockerSandbox(SandboxConfig(image=base_image, task_id="reap")) as sb:
+        sb.exec("for i in 1 2 3 4 5; do (sleep 0.1 &) ; done; sleep 1")
+        time.sleep(1)
+        assert sb.exec("ps -eo stat | grep -c '^Z' || true").output.strip() == "0"
