@@ -13,19 +13,23 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
-from rollgym.envs.sandbox import RUN_ID, list_containers
+from rollgym.envs.sandbox import RUN_ID, list_containers, prune
 from rollgym.envs.sandbox.daemon import docker_client
 from rollgym.rollouts.batch import run_rollouts
 from rollgym.rollouts.engines import SamplingParams
 from rollgym.rollouts.engines.scripted import ScriptedEngine
 from rollgym.rollouts.limits import Limits
-from rollgym.rollouts.output import is_infra_failure
+from rollgym.rollouts.output import is_infra_failure, read_rollouts
 from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.records import Rollout
 
@@ -237,3 +241,52 @@ def run_case(case: Case, tool_tok, task: dict) -> Outcome:
     return Outcome(case=case.name, seconds=seconds, survived=survived and not problems, clear_error=clear,
                    attribution_right=attribution, lost=lost, duplicated=duplicated, leaked=leaked,
                    peak_rss_mb=rss.peak, problems=problems)
+
+
+# --- signals to `rollgym generate` while SWE sandboxes start ------------------------------------------------
+GENERATE = [sys.executable, "-m", "rollgym.rollouts.cli", "generate", "--env", "rollgym/SWE-v0", "--tasks", "bundled",
+            "--num-tasks", "3", "--n", "2", "--concurrency", "6", "--max-turns", "2", "--max-tokens", "16"]
+SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -signal.SIGKILL}
+
+
+def run_signal_case(sig: signal.Signals, out: Path) -> Outcome:
+    """`rollgym generate` (3 SWE tasks x 2, the real SmolLM2) gets `sig` once its first container exists, while
+    the others are being created; then `--resume` completes the run. SIGKILL leaves orphans no process can
+    remove: `prune` must find them (it runs before the count)."""
+    run_id = f"sig-{sig.name.lower()}-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id}
+    problems: list[str] = []
+    proc = subprocess.Popen(GENERATE + ["--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None and not list_containers(run_id=run_id):
+        time.sleep(0.05)
+    if not list_containers(run_id=run_id):
+        problems.append("the run started no sandbox")
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    output = proc.communicate(timeout=180)[0].decode()
+    seconds = time.monotonic() - t0
+    if proc.returncode != SIGNAL_EXIT[sig]:
+        problems.append(f"exit {proc.returncode}, expected {SIGNAL_EXIT[sig]}: {output[-500:]}")
+    if sig == signal.SIGKILL:
+        time.sleep(5)  # creations the daemon had accepted finish
+        prune()
+    elif "--resume" not in output:
+        problems.append("no word on how to resume")
+    leaked = len(list_containers(run_id=run_id))
+    path = out / "rollouts.jsonl"
+    before = [r.id for r in read_rollouts(path)] if path.exists() else []
+    done = subprocess.run(GENERATE + ["--out", str(out), "--resume"], capture_output=True, text=True, timeout=900, env=env)
+    if done.returncode != 0:
+        problems.append(f"resume exit {done.returncode}: {done.stderr[-500:]}")
+    rows = list(read_rollouts(path)) if path.exists() else []
+    keys = [r.key for r in rows]
+    if [r.id for r in rows][: len(before)] != before:
+        problems.append("resume changed earlier lines")
+    leaked += len(list_containers(run_id=run_id))
+    if leaked:
+        problems.append(f"{leaked} container(s) left")
+    return Outcome(case=f"{sig.name} to generate while sandboxes start", seconds=seconds, survived=not problems,
+                   clear_error=sig == signal.SIGKILL or "--resume" in output, attribution_right=True,
+                   lost=6 - len(set(keys)), duplicated=len(keys) - len(set(keys)), leaked=leaked, peak_rss_mb=0.0,
+                   problems=problems)
