@@ -39,6 +39,7 @@ _LAZY = {
     "generate": "rollgym.rollouts.generate", "load_tasks": "rollgym.rollouts.tasks",
     "Rollout": "rollgym.rollouts.records", "Turn": "rollgym.rollouts.records", "ErrorRecord": "rollgym.rollouts.records",
     "read_rollouts": "rollgym.rollouts.output", "summarize": "rollgym.rollouts.output",
+    "is_infra_failure": "rollgym.rollouts.output",
     "write_viewer": "rollgym.rollouts.view",
     # trainers and agents
     "make_rollout_func": "rollgym.rollouts.trl", "env_reward": "rollgym.rollouts.trl",
@@ -76,7 +77,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
     from rollgym.rollouts.generate import generate
     from rollgym.rollouts.limits import Limits
     from rollgym.rollouts.loop import rollout
-    from rollgym.rollouts.output import read_rollouts, summarize
+    from rollgym.rollouts.output import is_infra_failure, read_rollouts, summarize
     from rollgym.rollouts.policy import Policy, model_dir
     from rollgym.rollouts.proxy import RecordingProxy, SubprocessAgent, agent_rollout_func
     from rollgym.rollouts.records import ErrorRecord, Rollout, Turn

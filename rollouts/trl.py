@@ -115,10 +115,20 @@ def to_trl_columns(rollouts: list[Rollout], pad_id: int) -> dict[str, list]:
     return cols
 
 
+#: Error categories that are the policy's own doing: their reward (0) is trained on, so a policy cannot
+#: escape a penalty by, say, filling the disk. Every other error makes a rollout unscorable (None).
+SCORED_ERRORS = frozenset({"disk", "agent"})
+
+
+def _scored(value: float, error: str) -> float | None:
+    return float(value) if not error or error in SCORED_ERRORS else None
+
+
 def env_reward(completions=None, reward=None, rollgym_error=None, **_: Any) -> list[float | None]:
-    """A TRL reward function returning the environment's reward; None (unscorable) for errored rollouts."""
+    """A TRL reward function returning the environment's reward; None (unscorable) for rollouts that
+    failed for a reason that is not the policy's own (`SCORED_ERRORS` keep their reward)."""
     errors = rollgym_error or [""] * len(reward)
-    return [None if err else float(r) for r, err in zip(reward, errors)]
+    return [_scored(r, err) for r, err in zip(reward, errors)]
 
 
 def component_reward(name: str) -> Callable[..., list[float | None]]:
@@ -127,7 +137,7 @@ def component_reward(name: str) -> Callable[..., list[float | None]]:
     def reward_fn(completions=None, rollgym_error=None, **kwargs: Any) -> list[float | None]:
         values = kwargs[f"reward_{name}"]
         errors = rollgym_error or [""] * len(values)
-        return [None if err else float(v) for v, err in zip(values, errors)]
+        return [_scored(v, err) for v, err in zip(values, errors)]
 
     reward_fn.__name__ = name
     return reward_fn
