@@ -70,9 +70,9 @@ def main() -> None:
         if args.signal_tries < 1 or args.only.lower() not in name.lower():
             continue
         outcomes = []
-        for _ in range(args.signal_tries):
+        for attempt in range(args.signal_tries):  # the first at once, the others at a drawn point up to 3 s later
             with tempfile.TemporaryDirectory() as tmp:
-                outcomes.append(run_signal_case(sig, Path(tmp) / "run"))
+                outcomes.append(run_signal_case(sig, Path(tmp) / "run", seed=attempt or None))
         rows.append(_row(name, outcomes))
         failures += [f"{name}: {p}" for o in outcomes for p in o.problems]
         print(rows[-1], flush=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -249,9 +250,10 @@ GENERATE = [sys.executable, "-m", "rollgym.rollouts.cli", "generate", "--env", "
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -signal.SIGKILL}
 
 
-def run_signal_case(sig: signal.Signals, out: Path) -> Outcome:
+def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None) -> Outcome:
     """`rollgym generate` (3 SWE tasks x 2, the real SmolLM2) gets `sig` once its first container exists, while
-    the others are being created; then `--resume` completes the run. SIGKILL leaves orphans no process can
+    the others are being created (or up to 3 s later, at a point drawn from `seed`); then `--resume`
+    completes the run. SIGKILL leaves orphans no process can
     remove: `prune` must find them (it runs before the count)."""
     run_id = f"sig-{sig.name.lower()}-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id}
@@ -262,6 +264,7 @@ def run_signal_case(sig: signal.Signals, out: Path) -> Outcome:
         time.sleep(0.05)
     if not list_containers(run_id=run_id):
         problems.append("the run started no sandbox")
+    time.sleep(random.Random(seed).uniform(0, 3) if seed is not None else 0)  # during creation, or a bit later
     t0 = time.monotonic()
     proc.send_signal(sig)
     output = proc.communicate(timeout=180)[0].decode()
