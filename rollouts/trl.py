@@ -116,8 +116,9 @@ def to_trl_columns(rollouts: list[Rollout], pad_id: int) -> dict[str, list]:
 
 
 #: Error categories that are the policy's own doing: their reward (0) is trained on, so a policy cannot
-#: escape a penalty by, say, filling the disk. Every other error makes a rollout unscorable (None).
-SCORED_ERRORS = frozenset({"disk", "agent"})
+#: escape a penalty by filling the disk. Every other error makes a rollout unscorable (None), including
+#: `agent` (a crashed agent program may be the scaffold's bug, not the policy's).
+SCORED_ERRORS = frozenset({"disk"})
 
 
 def _scored(value: float, error: str) -> float | None:

@@ -91,9 +91,9 @@ def test_grpo_trainer_trains_two_steps_through_rollgym(tmp_path):
 
 
 def test_the_policys_own_failures_keep_their_reward_others_are_unscorable():
-    """A policy must not escape its penalty through an error it caused (the disk budget, a failed agent);
-    infrastructure, timeouts and environment bugs give None, which TRL leaves out."""
+    """A policy must not escape its penalty through an error it caused (the disk budget); infrastructure,
+    timeouts, environment bugs and crashed agent programs give None, which TRL leaves out."""
     errors = ["", "disk", "agent", "engine", "sandbox", "internal", "timeout", "environment", "tokenization"]
     rewards = [1.0] + [0.0] * (len(errors) - 1)
-    assert env_reward(None, reward=rewards, rollgym_error=errors) == [1.0, 0.0, 0.0] + [None] * 6
-    assert component_reward("resolved")(None, reward_resolved=rewards, rollgym_error=errors) == [1.0, 0.0, 0.0] + [None] * 6
+    assert env_reward(None, reward=rewards, rollgym_error=errors) == [1.0, 0.0] + [None] * 7
+    assert component_reward("resolved")(None, reward_resolved=rewards, rollgym_error=errors) == [1.0, 0.0] + [None] * 7
