@@ -18,7 +18,8 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .errors import APIError, bad_request
+from . import anthropic
+from .errors import APIError, bad_request, error_response
 from .schemas import ChatCompletionRequest, CompletionRequest, ModelCard, ModelList, SessionCreate
 from .service import ProxyCore
 from .streaming import chat_chunks, completion_chunks
@@ -100,20 +101,24 @@ def parse_body(data: Any, model: type[BaseModel]) -> Any:
 
 
 class BearerAuth:
-    """Pure ASGI middleware: every route but /health needs `Authorization: Bearer <api_key>` (constant-time check)."""
+    """Pure ASGI middleware: every route but /health needs the api key, as `Authorization: Bearer <key>` or
+    Anthropic's `x-api-key: <key>` (constant-time check)."""
 
     def __init__(self, app, api_key: str) -> None:
         self.app, self.key = app, api_key.encode()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and scope["path"] != "/health":
-            header = dict(scope["headers"]).get(b"authorization", b"")
+            headers = dict(scope["headers"])
+            header = headers.get(b"authorization", b"")
             scheme, _, token = header.partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(token.strip(), self.key):
-                why = "missing" if not header else "incorrect"
-                response = APIError(401, f"{why} API key: send `Authorization: Bearer <key>` with the proxy's "
-                                           "--api-key", code="invalid_api_key").response()
-                await response(scope, receive, send)
+            bearer_ok = scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.key)
+            x_key = headers.get(b"x-api-key")
+            if not bearer_ok and not (x_key is not None and hmac.compare_digest(x_key.strip(), self.key)):
+                why = "missing" if not header and x_key is None else "incorrect"
+                exc = APIError(401, f"{why} API key: send `Authorization: Bearer <key>` (or `x-api-key: <key>`) with "
+                                    "the proxy's --api-key", code="invalid_api_key")
+                await error_response(scope["path"], exc)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -131,21 +136,22 @@ def create_app(core: ProxyCore) -> FastAPI:
         app.add_middleware(BearerAuth, api_key=settings.api_key)
 
     @app.exception_handler(APIError)
-    async def _proxy_error(_request: Request, exc: APIError) -> JSONResponse:
-        return exc.response()
+    async def _proxy_error(request: Request, exc: APIError) -> JSONResponse:
+        return error_response(request.url.path, exc)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
-        return APIError(exc.status_code, str(exc.detail), code=code).response()
+        return error_response(request.url.path, APIError(exc.status_code, str(exc.detail), code=code))
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        return bad_request(f"invalid request: {exc.errors()[0].get('msg', exc)}").response()
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(request.url.path, bad_request(f"invalid request: {exc.errors()[0].get('msg', exc)}"))
 
     @app.exception_handler(Exception)
-    async def _internal(_request: Request, exc: Exception) -> JSONResponse:
-        return APIError(500, f"internal proxy error: {type(exc).__name__}: {exc}", code="internal_error").response()
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(request.url.path, APIError(500, f"internal proxy error: {type(exc).__name__}: {exc}",
+                                                         code="internal_error"))
 
     @app.get("/health")
     async def health() -> dict:
@@ -197,6 +203,28 @@ def create_app(core: ProxyCore) -> FastAPI:
             include = bool(req.stream_options and req.stream_options.include_usage)
             return StreamingResponse(completion_chunks(resp, include), media_type="text/event-stream", headers=headers)
         return _json(resp, headers)
+
+    @app.post("/sessions/{session_id}/v1/messages")
+    async def messages(session_id: str, request: Request):
+        sess = core.store.get(session_id)
+        data, size = await read_json(request, settings.max_body_bytes)
+        body = parse_body(data, anthropic.MessagesRequest)
+        req, notes = anthropic.to_chat(body, core.tokenizer, settings.default_max_tokens)
+        resp, call = await core.chat(sess, req, offload=size > OFFLOAD_BYTES, notes=notes)
+        message = anthropic.to_message(resp, call, body, core.tokenizer)
+        headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment),
+                   "request-id": f"req_{call.index}"}
+        if body.stream:
+            return StreamingResponse(anthropic.message_events(message), media_type="text/event-stream", headers=headers)
+        return JSONResponse(message, headers=headers)
+
+    @app.post("/sessions/{session_id}/v1/messages/count_tokens")
+    async def count_tokens(session_id: str, request: Request) -> dict:
+        core.store.get(session_id)
+        data, _ = await read_json(request, settings.max_body_bytes)
+        body = parse_body(data, anthropic.MessagesBody)
+        req, _notes = anthropic.to_chat(body, core.tokenizer, settings.default_max_tokens)
+        return {"input_tokens": core.prompt_len(req)}
 
     @app.get("/sessions/{session_id}/v1/models")
     async def models(session_id: str) -> dict:
