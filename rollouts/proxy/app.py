@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import anthropic
+from . import anthropic, responses
 from .errors import APIError, bad_request, error_response
 from .schemas import ChatCompletionRequest, CompletionRequest, ModelCard, ModelList, SessionCreate
 from .service import ProxyCore
@@ -225,6 +225,21 @@ def create_app(core: ProxyCore) -> FastAPI:
         body = parse_body(data, anthropic.MessagesBody)
         req, _notes = anthropic.to_chat(body, core.tokenizer, settings.default_max_tokens)
         return {"input_tokens": core.prompt_len(req)}
+
+    @app.post("/sessions/{session_id}/v1/responses")
+    async def create_response(session_id: str, request: Request):
+        sess = core.store.get(session_id)
+        data, size = await read_json(request, settings.max_body_bytes)
+        body = parse_body(data, responses.ResponsesRequest)
+        req, conversation, notes = responses.to_chat(body, sess)
+        resp, call = await core.chat(sess, req, offload=size > OFFLOAD_BYTES, notes=notes)
+        response = responses.to_response(resp, call, body)
+        if body.store is not False:
+            sess.remember_response(response["id"], conversation + [call.reply])
+        headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment)}
+        if body.stream:
+            return StreamingResponse(responses.response_events(response), media_type="text/event-stream", headers=headers)
+        return JSONResponse(response, headers=headers)
 
     @app.get("/sessions/{session_id}/v1/models")
     async def models(session_id: str) -> dict:
