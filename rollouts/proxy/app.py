@@ -123,6 +123,23 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+#: the routes a client can call, named by 404 answers
+ROUTES = ("POST /sessions", "GET|DELETE /sessions/{id}", "GET /sessions/{id}/rollouts", "HEAD /sessions/{id}[/v1]",
+          "POST /sessions/{id}/v1/chat/completions", "POST /sessions/{id}/v1/completions",
+          "POST /sessions/{id}/v1/responses", "POST /sessions/{id}/v1/messages",
+          "POST /sessions/{id}/v1/messages/count_tokens", "GET /sessions/{id}/v1/models", "GET /health")
+
+
+def not_found_message(path: str) -> str:
+    """What to say about a path no route serves: how to reach a session, and the routes that exist."""
+    routes = "; ".join(ROUTES)
+    if path == "/v1" or path.startswith("/v1/") or path in ("/chat/completions", "/responses", "/messages"):
+        return (f"no route {path}: API routes live under a session, e.g. /sessions/default/v1{path.removeprefix('/v1')} "
+                "(`rollgym proxy` creates the session 'default'), or create one with POST /sessions and use the "
+                f"`base_url` it returns (Anthropic clients: the base URL without `/v1`). Routes: {routes}")
+    return f"no route {path}. Routes: {routes}"
+
+
 def _json(model: BaseModel, headers: dict[str, str]) -> Response:
     return Response(model.model_dump_json(), media_type="application/json", headers=headers)
 
@@ -142,7 +159,8 @@ def create_app(core: ProxyCore) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
-        return error_response(request.url.path, APIError(exc.status_code, str(exc.detail), code=code))
+        message = not_found_message(request.url.path) if exc.status_code == 404 else str(exc.detail)
+        return error_response(request.url.path, APIError(exc.status_code, message, code=code))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -161,12 +179,20 @@ def create_app(core: ProxyCore) -> FastAPI:
     async def create_session(request: Request) -> dict:
         data, _ = await read_json(request, settings.max_body_bytes)
         body = parse_body(data if data is not None else {}, SessionCreate)
-        sess = core.create_session(body.session_id, str(request.base_url).rstrip("/"), body.metadata)
+        # the configured host and bound port, not the request's Host header (which a client controls)
+        sess = core.create_session(body.session_id, core.public_url or str(request.base_url).rstrip("/"), body.metadata)
         return {"session_id": sess.id, "base_url": sess.base_url}
 
     @app.get("/sessions/{session_id}")
     async def get_session(session_id: str) -> dict:
         return core.store.get(session_id).to_json()
+
+    @app.head("/sessions/{session_id}")
+    @app.head("/sessions/{session_id}/v1")
+    async def session_head(session_id: str) -> Response:
+        """200 for a live session: some clients probe their base URL with HEAD before the first request."""
+        core.store.get(session_id)
+        return Response(status_code=200)
 
     @app.get("/sessions/{session_id}/rollouts")
     async def get_rollouts(session_id: str) -> list[dict]:
@@ -205,6 +231,7 @@ def create_app(core: ProxyCore) -> FastAPI:
         return _json(resp, headers)
 
     @app.post("/sessions/{session_id}/v1/messages")
+    @app.post("/sessions/{session_id}/v1/v1/messages")  # the session's OpenAI base URL given to an Anthropic client
     async def messages(session_id: str, request: Request):
         sess = core.store.get(session_id)
         data, size = await read_json(request, settings.max_body_bytes)
@@ -219,6 +246,7 @@ def create_app(core: ProxyCore) -> FastAPI:
         return JSONResponse(message, headers=headers)
 
     @app.post("/sessions/{session_id}/v1/messages/count_tokens")
+    @app.post("/sessions/{session_id}/v1/v1/messages/count_tokens")
     async def count_tokens(session_id: str, request: Request) -> dict:
         core.store.get(session_id)
         data, _ = await read_json(request, settings.max_body_bytes)

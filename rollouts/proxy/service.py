@@ -44,6 +44,8 @@ class ProxyCore:
         self.settings = settings or ProxySettings()
         self.store = SessionStore(self.settings)
         self.model_name = self.settings.model_name or str(getattr(self.engine, "model", "") or "rollgym")
+        #: the server's own URL (its configured host and bound port), for the base URLs of new sessions
+        self.public_url = ""
 
     @property
     def engine(self) -> Engine:
