@@ -131,8 +131,9 @@ def chat_tools(tools: list[dict] | None) -> tuple[list[dict] | None, list[str]]:
     out, warnings = [], []
     for k, tool in enumerate(tools or []):
         if tool.get("type") != "function":
-            warnings.append(f"dropped tool {tool.get('name') or k!r} of type {tool.get('type')!r}: only function tools "
-                            "can be called by the model")
+            label = repr(tool["name"]) if tool.get("name") else f"#{k}"
+            warnings.append(f"dropped tool {label} of type {tool.get('type')!r}: only function tools can be called by "
+                            "the model")
             continue
         if not isinstance(tool.get("name"), str):
             raise bad_request(f"tools.{k}: a function tool needs a `name`", f"tools.{k}.name")

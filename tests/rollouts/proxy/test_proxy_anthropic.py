@@ -183,3 +183,62 @@ def test_real_model_two_turns(real_proxy):
     if calls[0].finish_reason != "length":  # a truncated call ends its trajectory
         assert [s.calls for s in sess.segments] == [[0, 1]]
         assert calls[1].reused_len == calls[0].prompt_len + len(calls[0].completion_ids)
+
+
+def _sse_message(text: str) -> dict:
+    """Reassemble a Message from raw SSE (as Claude Code does): blocks from starts and deltas."""
+    import json
+
+    message, partial = None, {}
+    for chunk in text.strip().split("\n\n"):
+        name, data = (line.split(": ", 1)[1] for line in chunk.split("\n"))
+        event = json.loads(data)
+        assert event["type"] == name
+        if name == "message_start":
+            message = event["message"]
+        elif name == "content_block_start":
+            message["content"].append(event["content_block"])
+        elif name == "content_block_delta":
+            delta, block = event["delta"], message["content"][event["index"]]
+            if delta["type"] == "text_delta":
+                block["text"] += delta["text"]
+            else:
+                partial[event["index"]] = partial.get(event["index"], "") + delta["partial_json"]
+        elif name == "content_block_stop" and event["index"] in partial:
+            message["content"][event["index"]]["input"] = json.loads(partial.pop(event["index"]))
+        elif name == "message_delta":
+            message.update(event["delta"])
+    return message
+
+
+def test_claude_code_shaped_conversation_continues_one_segment(scripted_proxy, scripts):
+    """Claude Code 2.1's body (captured): system blocks with cache_control, thinking/output_config/... fields,
+    stream; the next request moves cache_control to the newest block, which must not break the prefix."""
+    proxy, spy = scripted_proxy([scripts.call("Bash", command="echo hi"), scripts.text("done")], api_key="k")
+    sess = proxy.session()
+    eph = {"type": "ephemeral"}
+    bash = {"name": "Bash", "description": "execute shell commands", "input_schema": {
+        "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "additionalProperties": False,
+        "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}}, "required": ["command"]}}
+    prompt = [{"type": "text", "text": "<system-reminder>\nToday's date is 2026-11-22.\n</system-reminder>\n\n"},
+              {"type": "text", "text": "Run echo hi with Bash, then say done.", "cache_control": eph}]
+    body = {"model": "my-model", "messages": [{"role": "user", "content": prompt}],
+            "system": [{"type": "text", "text": "You are a Claude agent.", "cache_control": eph},
+                       {"type": "text", "text": "You are a test agent.", "cache_control": eph}],
+            "tools": [bash], "metadata": {"user_id": "{\"session_id\": \"x\"}"}, "max_tokens": 32000,
+            "thinking": {"type": "adaptive"}, "context_management": {"edits": [{"type": "clear_thinking_20251015"}]},
+            "output_config": {"effort": "high"}, "stream": True}
+    headers = {"x-api-key": "k", "anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219"}
+    url = f"{_base(sess)}/v1/messages?beta=true"
+    first = _sse_message(httpx.post(url, json=body, headers=headers).text)
+    assert first["stop_reason"] == "tool_use" and first["content"][0]["input"] == {"command": "echo hi"}
+    prompt[1].pop("cache_control")
+    body["messages"] += [{"role": "assistant", "content": first["content"]},
+                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": first["content"][0]["id"],
+                                                       "content": "hi", "is_error": False, "cache_control": eph}]}]
+    second = _sse_message(httpx.post(url, json=body, headers=headers).text)
+    assert second["content"] == [{"type": "text", "text": "done"}] and second["stop_reason"] == "end_turn"
+    assert [s.calls for s in sess.segments] == [[0, 1]]
+    _assert_chain(spy, sess)
+    assert sess.calls[0].request_messages[0] == {"role": "system",
+                                                 "content": "You are a Claude agent.\nYou are a test agent."}
