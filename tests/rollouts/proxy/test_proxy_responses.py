@@ -133,3 +133,40 @@ def test_real_model_streamed(real_proxy):
         assert [s.calls for s in sess.segments] == [[0, 1]]
     else:
         assert first.status == "incomplete" and first.incomplete_details.reason == "max_output_tokens"
+
+
+def test_codex_shaped_conversation_continues_one_segment(scripted_proxy, scripts):
+    """Codex 0.169's body (captured): developer/user items with ids, hosted tools, store false, stream; it builds
+    the next input from `response.output_item.done` events only and echoes the items verbatim."""
+    import json
+
+    proxy, spy = scripted_proxy([scripts.call("exec_command", cmd="echo hi"), scripts.text("done")], api_key="k")
+    sess = proxy.session()
+    exec_command = {"type": "function", "name": "exec_command", "description": "Run a command.", "strict": False,
+                    "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}
+    body = {"model": "fake-model", "instructions": None, "stream": True, "store": False, "tool_choice": "auto",
+            "parallel_tool_calls": True, "reasoning": {"summary": "auto"}, "include": ["reasoning.encrypted_content"],
+            "prompt_cache_key": "thread-1", "client_metadata": {"turn": "{}"},
+            "tools": [exec_command, {"type": "namespace", "name": "multi_agent_v1", "tools": []}, {"type": "web_search"}],
+            "input": [{"type": "message", "id": "msg_dev", "role": "developer",
+                       "content": [{"type": "input_text", "text": "You are Codex."}]},
+                      {"type": "message", "id": "msg_user", "role": "user",
+                       "content": [{"type": "input_text", "text": "Run echo hi, then say done."}]}]}
+    body.pop("instructions")
+    headers = {"authorization": "Bearer k"}
+
+    def done_items(text: str) -> list[dict]:
+        events = [json.loads(chunk.split("\ndata: ", 1)[1]) for chunk in text.strip().split("\n\n")]
+        assert events[-1]["type"] == "response.completed"
+        return [e["item"] for e in events if e["type"] == "response.output_item.done"]
+
+    first = done_items(httpx.post(f"{sess.base_url}/responses", json=body, headers=headers).text)
+    assert [i["type"] for i in first] == ["function_call"] and json.loads(first[0]["arguments"]) == {"cmd": "echo hi"}
+    body["input"] += first + [{"type": "function_call_output", "id": "fco_1", "call_id": first[0]["call_id"],
+                               "output": "Chunk ID: 1\nWall time: 0.01s\nOutput:\nhi\n"}]
+    second = done_items(httpx.post(f"{sess.base_url}/responses", json=body, headers=headers).text)
+    assert second[0]["content"][0]["text"] == "done"
+    assert [s.calls for s in sess.segments] == [[0, 1]]
+    _assert_chain(spy, sess)
+    assert sess.calls[0].request_messages[0] == {"role": "system", "content": "You are Codex."}
+    assert len(sess.calls[1].warnings) == 2 and sess.responses == {}
