@@ -258,7 +258,7 @@ def to_message(resp: ChatCompletionResponse, call: Call, body: MessagesRequest, 
         stop_reason = "max_tokens"
     elif calls:
         stop_reason = "tool_use"
-    elif body.stop_sequences and call.completion_ids and call.completion_ids[-1] not in tokenizer.stop_token_ids[:1]:
+    elif body.stop_sequences and call.completion_ids and call.completion_ids[-1] != tokenizer.end_of_turn_id:
         by_id = dict(zip(stop_ids(body.stop_sequences, tokenizer), body.stop_sequences))
         if call.completion_ids[-1] in by_id:
             stop_reason, stop_sequence = "stop_sequence", by_id[call.completion_ids[-1]]

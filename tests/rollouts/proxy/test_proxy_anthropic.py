@@ -242,3 +242,11 @@ def test_claude_code_shaped_conversation_continues_one_segment(scripted_proxy, s
     _assert_chain(spy, sess)
     assert sess.calls[0].request_messages[0] == {"role": "system",
                                                  "content": "You are a Claude agent.\nYou are a test agent."}
+
+
+def test_stop_sequence_that_is_a_special_token(scripted_proxy, ptok):
+    proxy, _ = scripted_proxy([ptok.encode("abc") + [ptok.hf.get_added_vocab()["<file_sep>"]]])
+    sess = proxy.session()
+    msg = _client(sess).messages.create(model="m", max_tokens=20, messages=USER, stop_sequences=["<file_sep>"])
+    assert msg.stop_reason == "stop_sequence" and msg.stop_sequence == "<file_sep>"
+    assert msg.content[0].text.startswith("abc")
