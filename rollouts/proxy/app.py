@@ -137,6 +137,9 @@ def not_found_message(path: str) -> str:
         return (f"no route {path}: API routes live under a session, e.g. /sessions/default/v1{path.removeprefix('/v1')} "
                 "(`rollgym proxy` creates the session 'default'), or create one with POST /sessions and use the "
                 f"`base_url` it returns (Anthropic clients: the base URL without `/v1`). Routes: {routes}")
+    head, _, rest = path.removeprefix("/sessions/").partition("/")
+    if path.startswith("/sessions/") and rest.split("/")[0] in ("chat", "completions", "responses", "messages", "models"):
+        return f"no route {path}: did you mean /sessions/{head}/v1/{rest} (the base URL ends in /v1)? Routes: {routes}"
     return f"no route {path}. Routes: {routes}"
 
 

@@ -47,3 +47,11 @@ def test_anthropic_client_given_the_openai_base_url(scripted_proxy, scripts):
     client = anthropic.Anthropic(base_url=sess.base_url, api_key="x", max_retries=0)  # posts to .../v1/v1/messages
     msg = client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
     assert msg.content[0].text == "ok" and len(sess.calls) == 1
+
+
+def test_a_session_path_without_v1_suggests_it(scripted_proxy, scripts):
+    proxy, _ = scripted_proxy([scripts.text("ok")])
+    sess = proxy.session()
+    resp = httpx.post(f"{proxy.base_url}/sessions/{sess.id}/chat/completions", json={})
+    assert resp.status_code == 404
+    assert f"did you mean /sessions/{sess.id}/v1/chat/completions" in resp.json()["error"]["message"]
