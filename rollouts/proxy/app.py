@@ -1,7 +1,9 @@
-"""The proxy's FastAPI app: OpenAI routes under `/sessions/{id}/v1`, and a small session API.
+"""The proxy's FastAPI app: OpenAI chat/completions/Responses and Anthropic Messages routes under
+`/sessions/{id}/v1`, and a small session API.
 
-Every failure is an OpenAI-style error JSON (`errors.py`): malformed JSON, wrong types, unknown sessions,
-oversize bodies and a missing or wrong key are 4xx; engine failures are 5xx and recorded on the session.
+Every failure is an error JSON in the route's API shape (`errors.error_response`): malformed JSON, wrong
+types, unknown sessions or routes, oversize bodies and a missing or wrong key are 4xx; engine failures
+are 5xx and recorded on the session.
 """
 
 from __future__ import annotations
