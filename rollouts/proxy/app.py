@@ -1,7 +1,9 @@
-"""The proxy's FastAPI app: OpenAI routes under `/sessions/{id}/v1`, and a small session API.
+"""The proxy's FastAPI app: OpenAI chat/completions/Responses and Anthropic Messages routes under
+`/sessions/{id}/v1`, and a small session API.
 
-Every failure is an OpenAI-style error JSON (`errors.py`): malformed JSON, wrong types, unknown sessions,
-oversize bodies and a missing or wrong key are 4xx; engine failures are 5xx and recorded on the session.
+Every failure is an error JSON in the route's API shape (`errors.error_response`): malformed JSON, wrong
+types, unknown sessions or routes, oversize bodies and a missing or wrong key are 4xx; engine failures
+are 5xx and recorded on the session.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .errors import APIError, bad_request
+from . import anthropic, responses
+from .errors import APIError, bad_request, error_response
 from .schemas import ChatCompletionRequest, CompletionRequest, ModelCard, ModelList, SessionCreate
 from .service import ProxyCore
 from .streaming import chat_chunks, completion_chunks
@@ -100,22 +103,46 @@ def parse_body(data: Any, model: type[BaseModel]) -> Any:
 
 
 class BearerAuth:
-    """Pure ASGI middleware: every route but /health needs `Authorization: Bearer <api_key>` (constant-time check)."""
+    """Pure ASGI middleware: every route but /health needs the api key, as `Authorization: Bearer <key>` or
+    Anthropic's `x-api-key: <key>` (constant-time check)."""
 
     def __init__(self, app, api_key: str) -> None:
         self.app, self.key = app, api_key.encode()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and scope["path"] != "/health":
-            header = dict(scope["headers"]).get(b"authorization", b"")
+            headers = dict(scope["headers"])
+            header = headers.get(b"authorization", b"")
             scheme, _, token = header.partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(token.strip(), self.key):
-                why = "missing" if not header else "incorrect"
-                response = APIError(401, f"{why} API key: send `Authorization: Bearer <key>` with the proxy's "
-                                           "--api-key", code="invalid_api_key").response()
-                await response(scope, receive, send)
+            bearer_ok = scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.key)
+            x_key = headers.get(b"x-api-key")
+            if not bearer_ok and not (x_key is not None and hmac.compare_digest(x_key.strip(), self.key)):
+                why = "missing" if not header and x_key is None else "incorrect"
+                exc = APIError(401, f"{why} API key: send `Authorization: Bearer <key>` (or `x-api-key: <key>`) with "
+                                    "the proxy's --api-key", code="invalid_api_key")
+                await error_response(scope["path"], exc)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+#: the routes a client can call, named by 404 answers
+ROUTES = ("POST /sessions", "GET|DELETE /sessions/{id}", "GET /sessions/{id}/rollouts", "HEAD /sessions/{id}[/v1]",
+          "POST /sessions/{id}/v1/chat/completions", "POST /sessions/{id}/v1/completions",
+          "POST /sessions/{id}/v1/responses", "POST /sessions/{id}/v1/messages",
+          "POST /sessions/{id}/v1/messages/count_tokens", "GET /sessions/{id}/v1/models", "GET /health")
+
+
+def not_found_message(path: str) -> str:
+    """What to say about a path no route serves: how to reach a session, and the routes that exist."""
+    routes = "; ".join(ROUTES)
+    if path == "/v1" or path.startswith("/v1/") or path in ("/chat/completions", "/responses", "/messages"):
+        return (f"no route {path}: API routes live under a session, e.g. /sessions/default/v1{path.removeprefix('/v1')} "
+                "(`rollgym proxy` creates the session 'default'), or create one with POST /sessions and use the "
+                f"`base_url` it returns (Anthropic clients: the base URL without `/v1`). Routes: {routes}")
+    head, _, rest = path.removeprefix("/sessions/").partition("/")
+    if path.startswith("/sessions/") and rest.split("/")[0] in ("chat", "completions", "responses", "messages", "models"):
+        return f"no route {path}: did you mean /sessions/{head}/v1/{rest} (the base URL ends in /v1)? Routes: {routes}"
+    return f"no route {path}. Routes: {routes}"
 
 
 def _json(model: BaseModel, headers: dict[str, str]) -> Response:
@@ -131,21 +158,23 @@ def create_app(core: ProxyCore) -> FastAPI:
         app.add_middleware(BearerAuth, api_key=settings.api_key)
 
     @app.exception_handler(APIError)
-    async def _proxy_error(_request: Request, exc: APIError) -> JSONResponse:
-        return exc.response()
+    async def _proxy_error(request: Request, exc: APIError) -> JSONResponse:
+        return error_response(request.url.path, exc)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
-        return APIError(exc.status_code, str(exc.detail), code=code).response()
+        message = not_found_message(request.url.path) if exc.status_code == 404 else str(exc.detail)
+        return error_response(request.url.path, APIError(exc.status_code, message, code=code))
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        return bad_request(f"invalid request: {exc.errors()[0].get('msg', exc)}").response()
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(request.url.path, bad_request(f"invalid request: {exc.errors()[0].get('msg', exc)}"))
 
     @app.exception_handler(Exception)
-    async def _internal(_request: Request, exc: Exception) -> JSONResponse:
-        return APIError(500, f"internal proxy error: {type(exc).__name__}: {exc}", code="internal_error").response()
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(request.url.path, APIError(500, f"internal proxy error: {type(exc).__name__}: {exc}",
+                                                         code="internal_error"))
 
     @app.get("/health")
     async def health() -> dict:
@@ -155,12 +184,20 @@ def create_app(core: ProxyCore) -> FastAPI:
     async def create_session(request: Request) -> dict:
         data, _ = await read_json(request, settings.max_body_bytes)
         body = parse_body(data if data is not None else {}, SessionCreate)
-        sess = core.create_session(body.session_id, str(request.base_url).rstrip("/"), body.metadata)
+        # the configured host and bound port, not the request's Host header (which a client controls)
+        sess = core.create_session(body.session_id, core.public_url or str(request.base_url).rstrip("/"), body.metadata)
         return {"session_id": sess.id, "base_url": sess.base_url}
 
     @app.get("/sessions/{session_id}")
     async def get_session(session_id: str) -> dict:
         return core.store.get(session_id).to_json()
+
+    @app.head("/sessions/{session_id}")
+    @app.head("/sessions/{session_id}/v1")
+    async def session_head(session_id: str) -> Response:
+        """200 for a live session: some clients probe their base URL with HEAD before the first request."""
+        core.store.get(session_id)
+        return Response(status_code=200)
 
     @app.get("/sessions/{session_id}/rollouts")
     async def get_rollouts(session_id: str) -> list[dict]:
@@ -197,6 +234,45 @@ def create_app(core: ProxyCore) -> FastAPI:
             include = bool(req.stream_options and req.stream_options.include_usage)
             return StreamingResponse(completion_chunks(resp, include), media_type="text/event-stream", headers=headers)
         return _json(resp, headers)
+
+    @app.post("/sessions/{session_id}/v1/messages")
+    @app.post("/sessions/{session_id}/v1/v1/messages")  # the session's OpenAI base URL given to an Anthropic client
+    async def messages(session_id: str, request: Request):
+        sess = core.store.get(session_id)
+        data, size = await read_json(request, settings.max_body_bytes)
+        body = parse_body(data, anthropic.MessagesRequest)
+        req, notes = anthropic.to_chat(body, core.tokenizer, settings.default_max_tokens)
+        resp, call = await core.chat(sess, req, offload=size > OFFLOAD_BYTES, notes=notes)
+        message = anthropic.to_message(resp, call, body, core.tokenizer)
+        headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment),
+                   "request-id": f"req_{call.index}"}
+        if body.stream:
+            return StreamingResponse(anthropic.message_events(message), media_type="text/event-stream", headers=headers)
+        return JSONResponse(message, headers=headers)
+
+    @app.post("/sessions/{session_id}/v1/messages/count_tokens")
+    @app.post("/sessions/{session_id}/v1/v1/messages/count_tokens")
+    async def count_tokens(session_id: str, request: Request) -> dict:
+        core.store.get(session_id)
+        data, _ = await read_json(request, settings.max_body_bytes)
+        body = parse_body(data, anthropic.MessagesBody)
+        req, _notes = anthropic.to_chat(body, core.tokenizer, settings.default_max_tokens)
+        return {"input_tokens": core.prompt_len(req)}
+
+    @app.post("/sessions/{session_id}/v1/responses")
+    async def create_response(session_id: str, request: Request):
+        sess = core.store.get(session_id)
+        data, size = await read_json(request, settings.max_body_bytes)
+        body = parse_body(data, responses.ResponsesRequest)
+        req, conversation, notes = responses.to_chat(body, sess)
+        resp, call = await core.chat(sess, req, offload=size > OFFLOAD_BYTES, notes=notes)
+        response = responses.to_response(resp, call, body)
+        if body.store is not False:
+            sess.remember_response(response["id"], conversation + [call.reply])
+        headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment)}
+        if body.stream:
+            return StreamingResponse(responses.response_events(response), media_type="text/event-stream", headers=headers)
+        return JSONResponse(response, headers=headers)
 
     @app.get("/sessions/{session_id}/v1/models")
     async def models(session_id: str) -> dict:

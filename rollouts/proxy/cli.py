@@ -41,6 +41,7 @@ def serve(model: str, *, chat_template: str | None = None, tokenizer: str | None
             sess = proxy.session(session_id)
             log(f"rollgym proxy for {model} on {proxy.base_url}")
             log(f"session {sess.id!r}: OPENAI_BASE_URL={sess.base_url}")
+            log(f"  Anthropic clients (Claude Code): ANTHROPIC_BASE_URL={sess.base_url.removesuffix('/v1')}")
             log(f"new sessions: POST {proxy.base_url}/sessions; trajectory: GET {proxy.base_url}/sessions/<id>")
             assert proxy._task is not None
             await proxy._task

@@ -78,6 +78,7 @@ class RecordingProxy:
         sock.bind((self.host, self.port))
         sock.set_inheritable(True)
         self.port = sock.getsockname()[1]
+        self.core.public_url = self.base_url
         return sock
 
     async def start(self) -> "RecordingProxy":

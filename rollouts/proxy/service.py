@@ -44,6 +44,8 @@ class ProxyCore:
         self.settings = settings or ProxySettings()
         self.store = SessionStore(self.settings)
         self.model_name = self.settings.model_name or str(getattr(self.engine, "model", "") or "rollgym")
+        #: the server's own URL (its configured host and bound port), for the base URLs of new sessions
+        self.public_url = ""
 
     @property
     def engine(self) -> Engine:
@@ -82,10 +84,11 @@ class ProxyCore:
         return gen, time.perf_counter() - t0
 
     # --- chat ---------------------------------------------------------------------------------
-    async def chat(self, sess: ProxySession, req: ChatCompletionRequest,
-                   offload: bool = False) -> tuple[ChatCompletionResponse, Call]:
+    async def chat(self, sess: ProxySession, req: ChatCompletionRequest, offload: bool = False,
+                   notes: list[str] | None = None) -> tuple[ChatCompletionResponse, Call]:
         """Answer one chat request and record it; raise `APIError` for anything that is not a completion.
-        `offload`: render and tokenize in a worker thread (a large request must not hold up other sessions)."""
+        `offload`: render and tokenize in a worker thread (a large request must not hold up other sessions);
+        `notes`: warnings from translating another API's request (recorded on the call)."""
         check_chat(req)
         messages = to_template_messages(req.messages)
         if messages[-1]["role"] == "assistant":
@@ -103,6 +106,7 @@ class ProxyCore:
         gen, generate_s = await self._generate(sess, prompt, sampling)
         parsed = self.tokenizer.parse_completion(gen.completion_ids, tools)
         reply, warnings = self._reply(parsed.message, req)
+        warnings = list(notes or []) + warnings
         call = self._record(sess, plan, prompt, gen, reply, [e.message for e in parsed.errors], warnings, generate_s,
                             sampling.model_dump())
         finish = "tool_calls" if reply.get("tool_calls") and gen.finish_reason == "stop" else gen.finish_reason
@@ -111,6 +115,16 @@ class ProxyCore:
                                           model=req.model or self.model_name, usage=_usage(call),
                                           choices=[ChatChoice(message=reply, finish_reason=finish, logprobs=logprobs)])
         return response, call
+
+    def prompt_len(self, req: ChatCompletionRequest) -> int:
+        """How many tokens `req`'s conversation renders to (a fresh render; nothing is recorded)."""
+        check_chat(req)
+        tools = [t.model_dump(exclude_none=True) for t in req.tools] if req.tools else None
+        try:
+            traj = self.tokenizer.start(to_template_messages(req.messages), tools, **(req.chat_template_kwargs or {}))
+        except (TokenizationError, ValueError) as exc:
+            raise bad_request(f"cannot tokenize this conversation: {exc}", "messages") from None
+        return len(traj.next_prompt_ids)
 
     def _reply(self, message: dict[str, Any], req: ChatCompletionRequest) -> tuple[dict, list[str]]:
         """The assistant message to return (OpenAI shape: content None when only tool calls) and warnings."""

@@ -11,6 +11,7 @@ import json
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,9 @@ from .matching import explain_mismatch, message_key, reply_difference
 
 #: The `tools_key` of legacy completions calls (raw prompts): never matched by chat requests.
 COMPLETIONS_KEY = "completions"
+
+#: Responses-API responses a session remembers for `previous_response_id` (the newest ones)
+MAX_REMEMBERED_RESPONSES = 64
 
 
 def clone_trajectory(traj: TokenTrajectory) -> TokenTrajectory:
@@ -105,6 +109,7 @@ class ProxySession:
         self.calls: list[Call] = []
         self.segments: list[SegmentRecord] = []
         self.errors: list[dict[str, Any]] = []
+        self.responses: OrderedDict[str, list[dict]] = OrderedDict()  # Responses API: id -> conversation, newest last
         self.created = self.last_used = time.monotonic()
         self.closed = False
         self._lock = threading.Lock()
@@ -192,6 +197,17 @@ class ProxySession:
                 old.traj = None
             self.last_used = time.monotonic()
             return call
+
+    def remember_response(self, response_id: str, conversation: list[dict]) -> None:
+        """Keep a Responses-API response's conversation (input + reply) for `previous_response_id` (bounded)."""
+        with self._lock:
+            self.responses[response_id] = conversation
+            while len(self.responses) > MAX_REMEMBERED_RESPONSES:
+                self.responses.popitem(last=False)
+
+    def recall_response(self, response_id: str) -> list[dict] | None:
+        with self._lock:
+            return self.responses.get(response_id)
 
     def record_error(self, kind: str, exc: BaseException, status: int) -> None:
         with self._lock:
