@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import anthropic, responses
+from .access_log import AccessLog
 from .errors import APIError, bad_request, error_response
 from .schemas import ChatCompletionRequest, CompletionRequest, ModelCard, ModelList, SessionCreate
 from .service import ProxyCore
@@ -156,6 +157,7 @@ def create_app(core: ProxyCore) -> FastAPI:
 
     if settings.api_key:
         app.add_middleware(BearerAuth, api_key=settings.api_key)
+    app.add_middleware(AccessLog)  # added last: the outermost, so refused requests are logged too
 
     @app.exception_handler(APIError)
     async def _proxy_error(request: Request, exc: APIError) -> JSONResponse:

@@ -4,16 +4,27 @@ SIGTERM; either one shuts the server down gracefully and closes the engine (exit
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from typing import Callable
 
 from rollgym.errors import UsageError
 from rollgym.rollouts.policy import Policy
 
+from .access_log import LOGGER
 from .server import RecordingProxy
 from .store import ProxySettings
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _print_access_log() -> None:
+    """The CLI prints one line per request (`rollgym.proxy.access`) to stderr."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    LOGGER.addHandler(handler)
+    LOGGER.setLevel(logging.INFO)
+    LOGGER.propagate = False
 
 
 def serve(model: str, *, chat_template: str | None = None, tokenizer: str | None = None, host: str = "127.0.0.1",
@@ -25,6 +36,7 @@ def serve(model: str, *, chat_template: str | None = None, tokenizer: str | None
         raise UsageError(f"refusing to listen on {host} without --api-key (anyone who can reach it could use the model)")
     policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=log, engine_kwargs=engine_kwargs)
     proxy = RecordingProxy(policy, host=host, port=port, api_key=api_key, settings=settings, log_level="info")
+    _print_access_log()
     stopped_by: list[int] = []
 
     def on_signal(signum: int) -> None:

@@ -55,3 +55,26 @@ def test_a_session_path_without_v1_suggests_it(scripted_proxy, scripts):
     resp = httpx.post(f"{proxy.base_url}/sessions/{sess.id}/chat/completions", json={})
     assert resp.status_code == 404
     assert f"did you mean /sessions/{sess.id}/v1/chat/completions" in resp.json()["error"]["message"]
+
+
+def test_one_access_log_line_per_request(scripted_proxy, scripts, caplog):
+    """Method, path, status, milliseconds, session and segment, for answered and refused requests alike."""
+    import logging
+    import time
+
+    import httpx
+
+    proxy, _ = scripted_proxy(lambda prompt, sampling: scripts.text("ok"))
+    sess = proxy.session("logged")
+    with caplog.at_level(logging.INFO, logger="rollgym.proxy.access"):
+        httpx.post(f"{sess.base_url}/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        httpx.get(f"{proxy.base_url}/nowhere")
+        for _ in range(100):  # the server thread writes the line just after the answer is sent
+            lines = [r.getMessage() for r in caplog.records if r.name == "rollgym.proxy.access"]
+            if len(lines) >= 2:
+                break
+            time.sleep(0.02)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("POST /sessions/logged/v1/chat/completions 200 ") and lines[0].endswith(
+        "session=logged segment=0"), lines[0]
+    assert " ms " in lines[0] and lines[1].startswith("GET /nowhere 404 ") and lines[1].endswith("session=- segment=-")
