@@ -115,6 +115,23 @@ async def test_timeout_is_recorded_and_env_scored(tool_tok, say):
     assert r.stop_reason == "timeout" and r.error.category == "timeout" and "0.5s" in r.error.message
 
 
+def test_rollouts_have_a_wall_clock_limit_unless_told_otherwise(monkeypatch):
+    """Issue 17, item 11: a hung engine or tool ends as `timeout` after 30 min, not after as long as the
+    engine's own request timeout allows turn after turn; `rollgym generate --timeout 0` means none."""
+    from typer.testing import CliRunner
+
+    import rollgym.rollouts.generate as generate_module
+    from rollgym.rollouts.cli import app
+
+    assert Limits().timeout_s == 1800.0 and Limits(timeout_s=None).timeout_s is None
+    seen = {}
+    monkeypatch.setattr(generate_module, "run_generate", lambda **kwargs: seen.update(kwargs) or 0)
+    for args, expected in ((["--timeout", "0"], None), ([], 1800.0)):
+        result = CliRunner().invoke(app, ["generate", "--out", "/tmp/unused", *args])
+        assert result.exit_code == 0, result.output
+        assert seen["limits"].timeout_s == expected
+
+
 class _BrokenEngine(ScriptedEngine):
     async def generate(self, prompt_ids, sampling=None):
         raise EngineError("server said 500 three times")
