@@ -328,6 +328,11 @@ def proxy_cmd(
     session: str = typer.Option("default", "--session", help="id of a session created at startup"),
     max_tokens: int = typer.Option(DEFAULT_MAX_TOKENS_PER_TURN, "--max-tokens", min=1, help="max_tokens when a request gives none"),
     idle_timeout: float = typer.Option(3600.0, "--idle-timeout", help="seconds before an unused session expires"),
+    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0,
+                                                help="sample every call at this temperature, whatever the agent sends"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="sample calls that send no seed reproducibly (per session and call)"),
+    truncation: str = typer.Option("close", "--truncation",
+                                   help="a reply cut at max_tokens: 'close' (the agent's next call continues the segment) or 'end'"),
     engine_arg: Optional[list[str]] = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
 ) -> None:
     """Serve a recording OpenAI-compatible proxy: agents call /sessions/{id}/v1, rollgym records token-exact rollouts."""
@@ -335,7 +340,10 @@ def proxy_cmd(
     from .proxy.cli import serve
     from .proxy.store import ProxySettings
 
-    settings = ProxySettings(default_max_tokens=max_tokens, idle_timeout_s=idle_timeout)
+    if truncation not in ("close", "end"):
+        raise typer.BadParameter(f"must be 'close' or 'end', got {truncation!r}", param_hint="--truncation")
+    settings = ProxySettings(default_max_tokens=max_tokens, idle_timeout_s=idle_timeout, seed=seed, truncation=truncation,
+                             temperature=temperature)
     try:
         code = serve(model, chat_template=chat_template, tokenizer=tokenizer, host=host, port=port, api_key=api_key,
                      session_id=session, settings=settings, log=typer.echo, engine_kwargs=parse_engine_args(engine_arg))

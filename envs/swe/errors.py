@@ -17,4 +17,8 @@ class WrongBaseCommitError(InvalidTaskError):
         self.head = head  # the repository's HEAD: what the row's base_commit should say
 
 
-__all__ = ["InvalidTaskError", "SdistNotFoundError", "WrongBaseCommitError"]
+__all__ = ["CheckoutError", "InvalidTaskError", "SdistNotFoundError", "WrongBaseCommitError"]
+
+
+class CheckoutError(InvalidTaskError):
+    """A task cannot be checked out on the host: no bundled sdist, a bug patch that does not apply, or git failing."""

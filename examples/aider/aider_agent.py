@@ -17,24 +17,22 @@ import argparse
 import asyncio
 import os
 import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from rollgym.envs.swe import SWETask, checkout_task, working_tree_diff
+from rollgym.envs.swe.checkout import GIT_IDENTITY
 from rollgym.envs.swe.diffs import diff_paths
-from rollgym.envs.swe.images import sdist_path
-from rollgym.envs.swe.task import SWETask
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "rollgym", "GIT_AUTHOR_EMAIL": "rollgym@localhost", "GIT_COMMITTER_NAME": "rollgym",
-           "GIT_COMMITTER_EMAIL": "rollgym@localhost"}
 
 
 def find_aider() -> str | None:
-    """The `aider` executable: $ROLLGYM_AIDER, then PATH, then next to this Python."""
-    for cand in (os.environ.get("ROLLGYM_AIDER"), shutil.which("aider"), str(Path(sys.executable).parent / "aider")):
+    """The `aider` executable: $ROLLGYM_AIDER, then PATH, next to this Python, then where `.ci/agents-up` installs it."""
+    cache = Path(os.environ.get("ROLLGYM_CACHE") or Path.home() / ".cache" / "rollgym")
+    for cand in (os.environ.get("ROLLGYM_AIDER"), shutil.which("aider"), str(Path(sys.executable).parent / "aider"),
+                 str(cache / "agents" / "aider-venv" / "bin" / "aider")):
         if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
             return cand
     return None
@@ -55,36 +53,7 @@ def aider_command(aider: str, base_url: str, api_key: str | None, message: str, 
 
 def aider_env() -> dict[str, str]:
     """Aider's environment: no network look-ups (LiteLLM's bundled model map), no history files in $HOME."""
-    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "AIDER_CHECK_UPDATE": "false", **GIT_ENV}
-
-
-def git_repo(path: Path) -> None:
-    """Commit everything in `path` as the base commit Aider works on."""
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "base"]):
-        subprocess.run(cmd, cwd=path, check=True, env={**os.environ, **GIT_ENV}, capture_output=True)
-
-
-def checkout_task(task: SWETask, dest: Path) -> Path:
-    """A local checkout of a task with a bundled sdist, as its image builds it (sdist + bug patch), without Docker."""
-    spec = task.env_spec
-    if spec is None or not spec.sdist:
-        raise ValueError(f"{task.instance_id}: no bundled sdist; run Aider inside the task's sandbox instead")
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(sdist_path(task)) as tar:
-        tar.extractall(dest, filter="data")
-    (root,) = [p for p in dest.iterdir() if p.is_dir()]
-    if spec.bug_patch:
-        subprocess.run(["patch", "-p1", "--no-backup-if-mismatch"], cwd=root, input=spec.bug_patch.encode(), check=True,
-                       capture_output=True)
-    git_repo(root)
-    with open(root / ".git" / "info" / "exclude", "a") as fh:
-        fh.write("\n.aider*\n")  # Aider's own files are not part of the agent's diff
-    return root
-
-
-def git_diff(repo: Path) -> str:
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, capture_output=True)
-    return subprocess.run(["git", "diff", "--cached"], cwd=repo, check=True, capture_output=True, text=True).stdout
+    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "AIDER_CHECK_UPDATE": "false", **GIT_IDENTITY}
 
 
 class AiderAgent:
@@ -106,7 +75,7 @@ class AiderAgent:
         task = SWETask.model_validate(row)
         with tempfile.TemporaryDirectory(prefix="rollgym-aider-") as tmp:
             (Path(tmp) / "aider").mkdir()
-            repo = checkout_task(task, Path(tmp) / "src")
+            repo = checkout_task(task, Path(tmp) / "src", ignore=[".aider*"])  # Aider's files stay out of the diff
             cmd = aider_command(self.aider, base_url, api_key, task.problem_statement, self.files(task),
                                 model=self.model, edit_format=self.edit_format, history_dir=f"{tmp}/aider")
             proc = await asyncio.create_subprocess_exec(*cmd, cwd=repo, env=aider_env(), stdin=asyncio.subprocess.DEVNULL,
@@ -119,7 +88,7 @@ class AiderAgent:
                 raise
             if proc.returncode != 0:
                 raise RuntimeError(f"aider exited with {proc.returncode}: {out.decode(errors='replace')[-2000:]}")
-            return git_diff(repo)
+            return working_tree_diff(repo)
 
 
 def swe_reward(row: dict, diff: str, rollout: Any) -> tuple[float, dict[str, float]]:

@@ -9,7 +9,9 @@ that does not comply is returned as sampled, with a warning on the call (`warnin
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
+import zlib
 import uuid
 from typing import Any
 
@@ -40,8 +42,11 @@ class ProxyCore:
 
     def __init__(self, policy: Policy, settings: ProxySettings | None = None) -> None:
         self.policy = policy
-        self.tokenizer: ChatTokenizer = policy.tokenizer
         self.settings = settings or ProxySettings()
+        self.tokenizer: ChatTokenizer = policy.tokenizer
+        if self.tokenizer.truncation != self.settings.truncation:  # the proxy's own policy for cut replies
+            self.tokenizer = copy.copy(self.tokenizer)
+            self.tokenizer.truncation = self.settings.truncation
         self.store = SessionStore(self.settings)
         self.model_name = self.settings.model_name or str(getattr(self.engine, "model", "") or "rollgym")
         #: the server's own URL (its configured host and bound port), for the base URLs of new sessions
@@ -58,6 +63,18 @@ class ProxyCore:
                                  model=self.model_name, token_exact=bool(getattr(self.engine, "token_exact", True)))
 
     # --- sampling -----------------------------------------------------------------------------
+    def _sampling(self, sess: ProxySession, req: Any, prompt_len: int):
+        """The request's sampling parameters; the proxy's temperature if it sets one; without a seed of its own, one
+        derived from `settings.seed`."""
+        sampling = sampling_for(req, self.tokenizer, prompt_len, getattr(self.engine, "max_model_len", None),
+                                self.settings.default_max_tokens)
+        if self.settings.temperature is not None:
+            sampling = sampling.model_copy(update={"temperature": self.settings.temperature})
+        if sampling.seed is None and self.settings.seed is not None:
+            seed = zlib.crc32(f"{self.settings.seed}:{sess.id}:{len(sess.calls)}".encode())
+            sampling = sampling.model_copy(update={"seed": seed})
+        return sampling
+
     async def _generate(self, sess: ProxySession, prompt: list[int], sampling) -> tuple[Generation, float]:
         t0 = time.perf_counter()
         try:
@@ -101,8 +118,7 @@ class ProxyCore:
         except (TokenizationError, ValueError) as exc:
             raise bad_request(f"cannot tokenize this conversation: {exc}", "messages") from None
         prompt = plan.traj.next_prompt_ids
-        sampling = sampling_for(req, self.tokenizer, len(prompt), getattr(self.engine, "max_model_len", None),
-                                self.settings.default_max_tokens)
+        sampling = self._sampling(sess, req, len(prompt))
         gen, generate_s = await self._generate(sess, prompt, sampling)
         parsed = self.tokenizer.parse_completion(gen.completion_ids, tools)
         reply, warnings = self._reply(parsed.message, req)
@@ -185,8 +201,7 @@ class ProxyCore:
             prompt = list(req.prompt)
         traj = TokenTrajectory(self.tokenizer, [], None, {}, prompt)
         plan = Plan(traj, [], [], COMPLETIONS_KEY, None, [], [], COMPLETIONS_REASON)
-        sampling = sampling_for(req, self.tokenizer, len(prompt), getattr(self.engine, "max_model_len", None),
-                                self.settings.default_max_tokens)
+        sampling = self._sampling(sess, req, len(prompt))
         gen, generate_s = await self._generate(sess, prompt, sampling)
         body = gen.completion_ids[:-1] if gen.stop_token_id is not None else gen.completion_ids
         text = self.tokenizer.hf.decode(body, skip_special_tokens=False)

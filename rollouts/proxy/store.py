@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +26,13 @@ class ProxySettings(BaseModel):
     default_max_tokens: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="max_tokens when the request gives none")
     keep_states: int = Field(8, ge=1, description="calls per session that keep their token state for matching")
     model_name: str = Field("", description="the id /models reports (default: the engine's model)")
+    truncation: Literal["end", "close"] = Field(
+        "close", description="a reply cut at max_tokens: 'close' lets the agent's next call continue the segment (the "
+                             "turn's end token is added as a masked bridge id); 'end' starts a new segment")
+    temperature: float | None = Field(None, ge=0.0, description="sample every call at this temperature, whatever the "
+                                                                 "agent sends (the trainer decides how to sample)")
+    seed: int | None = Field(None, description="calls that send no seed are sampled with one derived from this, the "
+                                                "session id and the call's index: a rerun samples the same ids")
 
 
 class SessionStore:

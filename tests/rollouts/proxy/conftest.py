@@ -3,9 +3,8 @@ engine proxy (fast, exact tool calls) and the real default model behind one prox
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import pytest
+from proxy_support import SpyEngine
 from rollgym.rollouts.policy import Policy
 
 TOOLS = [{"type": "function", "function": {
@@ -17,23 +16,6 @@ TOOLS = [{"type": "function", "function": {
 @pytest.fixture(scope="session")
 def tools():
     return TOOLS
-
-
-class SpyEngine:
-    """A real engine, plus a log of the exact prompt ids it was asked to complete."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.name, self.model, self.token_exact = inner.name, inner.model, inner.token_exact
-        self.max_model_len = inner.max_model_len
-        self.prompts: list[list[int]] = []
-
-    async def generate(self, prompt_ids: Sequence[int], sampling=None):
-        self.prompts.append(list(prompt_ids))
-        return await self.inner.generate(prompt_ids, sampling)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @pytest.fixture(scope="session")

@@ -44,12 +44,12 @@ def test_aider_whole_file_edit_becomes_the_agent_diff(ptok, tmp_path):
     """A scripted model answering in Aider's `whole` format: Aider writes the file, the agent returns the fix as a diff."""
     example = _example()
     aider = _aider_or_skip(example)
-    from rollgym.envs.swe import load_bundled_tasks
+    from rollgym.envs.swe import checkout_task, load_bundled_tasks
     from rollgym.rollouts.engines.scripted import ScriptedEngine
     from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
     task = load_bundled_tasks()[0]
-    fixed = example.checkout_task(task, tmp_path / "fixed")
+    fixed = checkout_task(task, tmp_path / "fixed")
     import subprocess
 
     subprocess.run(["patch", "-p1"], cwd=fixed, input=task.patch.encode(), check=True, capture_output=True)

@@ -180,3 +180,57 @@ def test_streamed_tool_calls_parse_with_the_openai_stream_helper(scripted_proxy,
     client.chat.completions.create(model="m", messages=msgs, tools=tools)
     assert len(sess.segments) == 1
     _assert_chain(spy, sess)
+
+
+@pytest.mark.parametrize("truncation", ["close", "end"])
+def test_a_cut_reply_is_closed_and_continued_by_default(scripted_proxy, scripts, ptok, truncation):
+    """An agent that goes on after a reply cut at max_tokens: under 'close' (the proxy's default) the next call
+    continues the segment, the turn's end token entering as a masked bridge id; under 'end' a segment starts."""
+    proxy, spy = scripted_proxy([scripts.text("one two three four five six"), scripts.text("ok")],
+                                **({} if truncation == "close" else {"truncation": "end"}))
+    sess = proxy.session()
+    client = _client(sess)
+    msgs = [{"role": "user", "content": "Count."}]
+    first = client.chat.completions.create(model="m", messages=msgs, max_tokens=3)
+    assert first.choices[0].finish_reason == "length"
+    msgs += [{"role": "assistant", "content": first.choices[0].message.content}, {"role": "user", "content": "Go on."}]
+    client.chat.completions.create(model="m", messages=msgs)
+    if truncation == "end":
+        assert [s.reason for s in sess.segments][1].endswith("its trajectory ended (truncated)")
+        return
+    assert [s.reason for s in sess.segments] == ["first call"]
+    _assert_chain(spy, sess)
+    assert sess.calls[1].bridge_ids[0] == ptok.end_of_turn_id  # closes the cut turn; never sampled
+    (rollout,) = sess.rollouts()
+    view = rollout.token_view()
+    closing = len(sess.calls[0].completion_ids)
+    assert view["completion_ids"][closing] == ptok.end_of_turn_id and view["env_mask"][closing] == 0
+    assert rollout.token_exact
+
+
+def test_proxy_seed_makes_unseeded_calls_reproducible(ptok):
+    """`ProxySettings.seed`: a call without a seed is sampled with one derived from (seed, session, call index), so a
+    rerun of the same session samples the same ids with the real model; a request's own seed wins."""
+    from rollgym.rollouts.engines.scripted import ScriptedEngine
+    from rollgym.rollouts.policy import Policy
+    from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
+
+    seen = []
+
+    def script(prompt, sampling):
+        seen.append(sampling.seed)
+        return ptok.encode("ok") + [ptok.end_of_turn_id]
+
+    def run(seed):
+        proxy = RecordingProxy(Policy(engine=ScriptedEngine(script), tokenizer=ptok), settings=ProxySettings(seed=seed))
+        with proxy.in_thread():
+            client = _client(proxy.session("s1"))
+            msgs = [{"role": "user", "content": "hi"}]
+            for extra in ({}, {}, {"seed": 7}):
+                out = client.chat.completions.create(model="m", messages=msgs, **extra)
+                msgs += [out.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "again"}]
+        return seen[-3:]
+
+    first, again, unseeded = run(11), run(11), run(None)
+    assert first == again and first[0] != first[1] and first[2] == 7
+    assert unseeded == [None, None, 7]
