@@ -257,3 +257,48 @@ def test_rollout_func_runs_the_cli_on_a_bundled_swe_task_and_grades_its_diff(mod
 def task_text(call) -> str:
     """All the text of a call's request (the CLI wraps the task in its own prompt)."""
     return "\n".join(recorded_texts(call.request_messages))
+
+
+@pytest.mark.slow
+def test_claude_code_and_codex_through_the_rollgym_proxy_command(tmp_path):
+    """`rollgym proxy` as a user starts it (a process; greedy, so replies end where they end), Claude Code then Codex
+    on their own sessions, each with a follow-up; the sessions, read over HTTP, chain their calls exactly."""
+    import os
+    import subprocess
+    import time
+
+    import httpx
+
+    claude, codex = _example("claude_code").ClaudeCode, _example("codex").Codex
+    _cli_or_skip(claude), _cli_or_skip(codex)
+    cli_agent = _example("cli_agent")
+    rollgym = str(Path(sys.executable).parent / "rollgym")
+    proc = subprocess.Popen([rollgym, "proxy", "--port", "0", "--api-key", API_KEY, "--temperature", "0", "--max-tokens", "200"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    try:
+        lines, match = [], None
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not match:
+            line = proc.stdout.readline()
+            lines.append(line)
+            match = re.search(r"new sessions: POST (\S+)/sessions", line)
+            assert line or proc.poll() is None, "".join(lines)
+        root, auth = match.group(1), {"authorization": f"Bearer {API_KEY}"}
+        for sid, agent in (("cc", claude(max_output_tokens=200, system_prompt="Answer in a few words.")),
+                           ("cx", codex(system_prompt="Answer in a few words."))):
+            base_url = httpx.post(f"{root}/sessions", json={"session_id": sid}, headers=auth).json()["base_url"]
+            run = cli_agent.Run(workdir=tmp_path, home=tmp_path / f"home-{sid}", base_url=base_url, api_key=API_KEY)
+            asyncio.run(agent.converse(run, ["Say hello.", "Now say goodbye."]))
+            session = httpx.get(f"{root}/sessions/{sid}", headers=auth).json()
+            calls = session["calls"]
+            assert len(calls) == 2 and not session["errors"] and [s["calls"] for s in session["segments"]] == [[0, 1]]
+            assert calls[1]["reused_len"] == calls[0]["prompt_len"] + len(calls[0]["completion_ids"])
+            assert calls[1]["prompt_len"] == calls[1]["reused_len"] + len(calls[1]["bridge_ids"])
+            (rollout,) = httpx.get(f"{root}/sessions/{sid}/rollouts", headers=auth).json()
+            assert rollout["token_exact"] and [len(t["completion_ids"]) for t in rollout["turns"]] == \
+                [len(c["completion_ids"]) for c in calls]
+    finally:
+        proc.terminate()
+        rest = proc.communicate(timeout=30)[0]
+    log = "".join(lines) + rest  # the access log: one line per request
+    assert "POST /sessions/cc/v1/messages 200" in log and "POST /sessions/cx/v1/responses 200" in log
