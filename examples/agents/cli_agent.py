@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import shutil
+import signal
 import tempfile
 import uuid
 from abc import ABC, abstractmethod
@@ -114,7 +115,7 @@ class CLIAgent(ABC):
             out, err = await asyncio.wait_for(proc.communicate(self.stdin(run, prompt)), self.timeout_s)
         except BaseException:
             if proc.returncode is None:
-                os.killpg(proc.pid, 9)  # the CLI and any command it started
+                os.killpg(proc.pid, signal.SIGKILL)  # the CLI and any command it started
                 await proc.wait()
             raise
         text = out.decode(errors="replace")

@@ -270,7 +270,8 @@ def test_claude_code_and_codex_through_the_rollgym_proxy_command(tmp_path):
     import httpx
 
     claude, codex = _example("claude_code").ClaudeCode, _example("codex").Codex
-    _cli_or_skip(claude), _cli_or_skip(codex)
+    _cli_or_skip(claude)
+    _cli_or_skip(codex)
     cli_agent = _example("cli_agent")
     rollgym = str(Path(sys.executable).parent / "rollgym")
     proc = subprocess.Popen([rollgym, "proxy", "--port", "0", "--api-key", API_KEY, "--temperature", "0", "--max-tokens", "200"],
