@@ -37,8 +37,20 @@ class ProxyError(RollgymError):
 
 
 class WorkerError(RollgymError):
-    """A rollout worker process could not start or died."""
+    """A rollout worker (a Ray actor) could not start or died."""
 
 
-__all__ = ["EngineError", "EnvError", "ProxyError", "RollgymError", "SandboxError", "TokenizationError", "UsageError",
-           "WorkerError"]
+class WorkerStartError(WorkerError):
+    """A rollout actor could not start (its engine or environment could not be built); the run stops."""
+
+
+class ClusterLostError(WorkerError):
+    """Every rollout actor is gone and no new one can be placed; the output is left resumable."""
+
+
+class ClusterConnectError(WorkerError):
+    """The Ray cluster could not be reached or started within the timeout."""
+
+
+__all__ = ["ClusterConnectError", "ClusterLostError", "EngineError", "EnvError", "ProxyError", "RollgymError",
+           "SandboxError", "TokenizationError", "UsageError", "WorkerError", "WorkerStartError"]

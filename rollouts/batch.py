@@ -41,19 +41,25 @@ async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], policy: Pol
                        n: int = 1, concurrency: int = 8, limits: Limits | None = None,
                        sampling: SamplingParams | None = None, skip: set[tuple[str, int]] | frozenset = frozenset(),
                        on_result: Callable[[Rollout], None] | None = None, group_prefix: str = "",
-                       env_kwargs: dict | None = None, workers: int = 1, keep: bool = True) -> list[Rollout]:
+                       env_kwargs: dict | None = None, workers: int = 1, keep: bool = True,
+                       ray: Any = None) -> list[Rollout]:
     """Run `n` rollouts per task with at most `concurrency` environments alive; return them in task order.
 
     `policy` is a `Policy` or its spec string (then this call builds it, and closes its engine at the end).
     `on_result` is called as each rollout finishes (e.g. to append it to a file). `skip` holds
     (task id, sample index) pairs already done (resume). Cancelling this coroutine cancels every
     rollout, and each releases its environment before the cancellation propagates.
-    `workers > 1` runs the rollouts in that many processes (see `rollgym.rollouts.workers`): each builds
-    its own engine from the policy's spec. `keep=False` returns nothing and keeps nothing (long offline
+    `ray` runs them on Ray actors (see `rollgym.rollouts.distributed`): a `RayConfig`, a cluster address
+    (`"auto"`, `"ray://head:10001"`) or True (a local Ray instance); `workers > 1` alone means that many
+    actors on a local Ray instance. Each actor builds its own engine from the policy's spec (a network
+    engine such as a vLLM server is shared). `keep=False` returns nothing and keeps nothing (long offline
     runs stream through `on_result` in constant memory).
     """
     if n < 1 or concurrency < 1 or workers < 1:
         raise UsageError("n, concurrency and workers must be >= 1")
+    from .distributed.config import as_ray_config
+
+    ray_config = as_ray_config(ray, workers)
     sampling = check_sampling(sampling)
     policy, owned = as_policy(policy)
     jobs: list[Job] = [(ti, task_id_of(task, ti), si, task) for ti, task in enumerate(tasks) for si in range(n)]
@@ -68,15 +74,14 @@ async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], policy: Pol
 
     options = dict(limits=limits, sampling=sampling, group_prefix=group_prefix, env_kwargs=env_kwargs)
     try:
-        if workers == 1:
-            policy.engine  # noqa: B018 - an engine that cannot be built fails the call, not every rollout
-        if workers > 1:
-            from .workers import run_jobs_in_workers
+        if ray_config is not None:
+            from .distributed.dispatch import run_jobs_on_ray
 
-            env_factory_for(env, **(env_kwargs or {}))  # fail fast here, not in every worker
-            await run_jobs_in_workers(env, jobs, policy, workers=workers, concurrency=concurrency,
-                                      on_result=collect, **options)
+            env_factory_for(env, **(env_kwargs or {}))  # fail fast here, not in every actor
+            await run_jobs_on_ray(env, jobs, policy, config=ray_config, concurrency=concurrency,
+                                  on_result=collect, **options)
         else:
+            policy.engine  # noqa: B018 - an engine that cannot be built fails the call, not every rollout
             await run_jobs(env, jobs, policy, concurrency=concurrency, on_result=collect, **options)
     finally:
         if owned:

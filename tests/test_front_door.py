@@ -69,13 +69,14 @@ def test_the_tree_has_the_layer_roots_and_keeps_builtin_bases():
     from rollgym.envs.sandbox import SandboxDeadError
     from rollgym.rollouts.engines import BadRequestError, EngineTimeoutError
     from rollgym.rollouts.proxy import APIError
-    from rollgym.rollouts.workers import WorkerStartError
+    from rollgym.rollouts.distributed import ClusterLostError, WorkerStartError
     from rollgym.tokenization import CertificationError, InvalidInputError
 
     assert issubclass(SandboxDeadError, rg.SandboxError) and issubclass(rg.SandboxError, rg.EnvError)
     assert issubclass(CertificationError, rg.TokenizationError) and issubclass(InvalidInputError, ValueError)
     assert issubclass(BadRequestError, rg.EngineError) and issubclass(EngineTimeoutError, TimeoutError)
     assert issubclass(APIError, rg.ProxyError) and issubclass(WorkerStartError, rg.WorkerError)
+    assert issubclass(ClusterLostError, rg.WorkerError)
     assert issubclass(UnknownEnvironmentError, rg.EnvError) and issubclass(InvalidTaskError, ValueError)
     for cls in (rg.TokenizationError, rg.EngineError, rg.EnvError, rg.ProxyError, rg.WorkerError, rg.UsageError):
         assert issubclass(cls, RollgymError)

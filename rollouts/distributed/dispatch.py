@@ -1,0 +1,181 @@
+"""The driver of a distributed run: hands out jobs on demand, streams results back, survives dead actors.
+
+Each actor runs `slots` rollouts and holds a few more queued; it is topped up once its queue is used up,
+so no actor idles while another works through a long tail. Results arrive in batches as they finish
+and go to `on_result` exactly as in one process. A dead actor (or node): the rollouts it held run again
+elsewhere, up to `max_retries` times, then are recorded as errored rollouts (`internal`/`WorkerDied`,
+naming the node); its unsent jobs go to the others. When every actor is gone and no new one can be
+placed, `ClusterLostError`: the rollouts never run are not written, so a resumed run does them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Any, Callable
+
+from rollgym.errors import ClusterLostError, WorkerStartError
+
+from ..batch import Job
+from ..records import ErrorRecord, Rollout
+from .config import RayConfig
+from .pool import Member, acquire, release
+from .spec import ActorSpec, prefetch_for, split_slots
+
+#: How long stopping actors may take, together, to release their environments.
+STOP_GRACE_S = 120.0
+#: How many times a run replaces a whole lost set of actors before giving up.
+MAX_REPLACEMENTS = 2
+
+
+def errored(job: Job, env_id: str, group_prefix: str, kind: str, why: str) -> Rollout:
+    """An errored rollout (`internal` category) for a job the infrastructure lost."""
+    ti, tid, si, _ = job
+    return Rollout(env_id=env_id, task_id=tid, group_id=f"{group_prefix}{tid}", sample_index=si, stop_reason="error",
+                   error=ErrorRecord(category="internal", type=kind, message=why))
+
+
+class _Run:
+    """One call's bookkeeping: pending jobs, what each actor holds, retries."""
+
+    def __init__(self, jobs: list[Job], config: RayConfig, env_id: str, group_prefix: str,
+                 on_result: Callable[[int, int, Rollout], None]) -> None:
+        self.pending: deque[Job] = deque(jobs)
+        self.config, self.env_id, self.group_prefix, self.on_result = config, env_id, group_prefix, on_result
+        self.attempts: dict[tuple[int, int], int] = {}
+        self.held: dict[int, dict[tuple[int, int], Job]] = {}
+        self.live: dict[int, Member] = {}
+        self.slots: dict[int, int] = {}
+        self.ended: set[int] = set()
+
+    def fill(self, i: int) -> None:
+        """Top up actor `i` once its queue is used up."""
+        member, held, slots = self.live[i], self.held[i], self.slots[i]
+        if self.pending and len(held) <= slots:
+            chunk = [self.pending.popleft() for _ in range(min(len(self.pending), slots + prefetch_for(slots) - len(held)))]
+            held.update(((j[0], j[2]), j) for j in chunk)
+            member.actor.give.remote(chunk)
+
+    def fill_all(self) -> None:
+        """Top up every actor; once nothing is pending or held anywhere (nothing can come back), tell each `end`."""
+        for i in list(self.live):
+            self.fill(i)
+        if not self.pending and not any(self.held.values()):
+            for i, member in self.live.items():
+                if i not in self.ended:
+                    self.ended.add(i)
+                    member.actor.end.remote(self.slots[i])
+
+    def lost(self, i: int, exc: BaseException) -> None:
+        """Actor `i` died: retry what it held, or record it as `WorkerDied` naming the node."""
+        member = self.live.pop(i)
+        where = member.where
+        why = (f"the Ray actor on node {where.get('node_ip', '?')} (node id {str(where.get('node_id', '?'))[:16]}, "
+               f"pid {where.get('pid', '?')}) died before finishing this rollout: {type(exc).__name__}")
+        for key, job in self.held.pop(i, {}).items():
+            self.attempts[key] = self.attempts.get(key, 0) + 1
+            if self.attempts[key] <= self.config.max_retries:
+                self.pending.appendleft(job)
+            else:
+                self.on_result(key[0], key[1], errored(job, self.env_id, self.group_prefix, "WorkerDied", why))
+
+
+async def run_jobs_on_ray(env: Any, jobs: list[Job], policy: Any, *, config: RayConfig, concurrency: int,
+                          limits: Any, sampling: Any, on_result: Callable[[int, int, Rollout], None],
+                          group_prefix: str = "", env_kwargs: dict | None = None) -> None:
+    """Run `jobs` on Ray actors, at most `concurrency` rollouts at once in all; report every result as it arrives.
+    Raises `WorkerStartError` when an actor cannot build the engine or environment, `ClusterLostError` when
+    every actor is gone."""
+    if not jobs:
+        return
+    from .cluster import connect, import_ray
+
+    env_id = env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
+    ray = import_ray()
+    connect(config, config.actors or _local_cpus())
+    wanted = config.actors or max(1, int(ray.cluster_resources().get("CPU", 1) // max(config.num_cpus, 1e-9)))
+    shares = split_slots(concurrency, min(wanted, len(jobs)))
+    spec_ref = ray.put(ActorSpec(env, env_kwargs, policy, limits, sampling, group_prefix))
+    run = _Run(jobs, config, env_id, group_prefix, on_result)
+    members = await _start(config, spec_ref, len(shares))
+    replacements = 0
+    try:
+        while True:
+            for i, member in enumerate(members, start=len(run.slots)):
+                run.live[i], run.held[i], run.slots[i] = member, {}, shares[(i) % len(shares)]
+            streams = [asyncio.create_task(_consume(run, i)) for i in list(run.live)[-len(members):]]
+            run.fill_all()
+            await asyncio.gather(*streams)
+            if not run.pending and not any(run.held.values()):
+                return
+            if replacements >= MAX_REPLACEMENTS:
+                raise ClusterLostError(f"every rollout actor was lost and {replacements} new sets died too; "
+                                       f"{len(run.pending)} rollouts were not run (a --resume runs them)")
+            replacements += 1
+            run.ended.clear()
+            try:
+                members = await _start(config, spec_ref, len(shares), fresh=True)
+            except ClusterLostError as exc:
+                raise ClusterLostError(f"every rollout actor was lost and no new one could be placed ({exc}); "
+                                       f"{len(run.pending)} rollouts were not run: the output is resumable "
+                                       "(run the same command with --resume)") from None
+    except BaseException:
+        await asyncio.shield(_stop(list(run.live.values())))
+        raise
+    finally:
+        await asyncio.shield(release(config, list(run.live.values())))
+
+
+async def _consume(run: _Run, i: int) -> None:
+    """Read actor `i`'s stream until it ends; on its death hand its jobs back (or record them lost)."""
+    member = run.live[i]
+    try:
+        async for ref in member.actor.serve.options(num_returns="streaming").remote(run.slots[i]):
+            for ti, si, rollout in await ref:
+                run.held[i].pop((ti, si), None)
+                run.on_result(ti, si, rollout)
+            if run.pending and len(run.held[i]) <= run.slots[i]:
+                run.fill(i)
+            elif not run.pending:
+                run.fill_all()
+    except Exception as exc:
+        if not _is_death(exc):
+            raise
+        run.lost(i, exc)
+        run.fill_all()  # its retried jobs go to whoever has room
+
+
+def _is_death(exc: BaseException) -> bool:
+    from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+
+    return isinstance(exc, (ActorDiedError, ActorUnavailableError, RayActorError))
+
+
+async def _start(config: RayConfig, spec_ref: Any, n: int, fresh: bool = False) -> list[Member]:
+    """`n` actors set up with this call's spec, started concurrently (warm ones from the pool first)."""
+    members = await acquire(config, n, fresh=fresh)
+    results = await asyncio.gather(*(m.actor.setup.remote(spec_ref) for m in members), return_exceptions=True)
+    alive = []
+    for member, result in zip(members, results):
+        if isinstance(result, BaseException) and not _is_death(result):
+            await _stop(members)
+            raise WorkerStartError(f"a rollout actor could not start:\n{result}") from None
+        if not isinstance(result, BaseException):
+            member.where = result
+            alive.append(member)
+    if not alive:
+        raise ClusterLostError("no rollout actor could start on the cluster")
+    return alive
+
+
+async def _stop(members: list[Member]) -> None:
+    """Cancel every rollout of every live actor; each releases its environments (bounded by STOP_GRACE_S)."""
+    if not members:
+        return
+    await asyncio.wait([asyncio.ensure_future(m.actor.stop.remote()) for m in members], timeout=STOP_GRACE_S)
+
+
+def _local_cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1
