@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -261,6 +261,23 @@ def task_build(
     raise typer.Exit(run_task_build(tasks, only, tests, as_json))
 
 
+def ray_options(address: str | None, resources: list[str] | None, max_retries: int, workers: int) -> Any:
+    """`--ray`, `--ray-resource`, `--max-retries` as a `RayConfig` (None: one process, no Ray)."""
+    from .distributed.config import RayConfig
+
+    if address is None and not resources and workers == 1:
+        return None
+    pairs = {}
+    for item in resources or []:
+        name, _, amount = item.partition("=")
+        try:
+            pairs[name.strip()] = float(amount or 1)
+        except ValueError:
+            raise typer.BadParameter(f"--ray-resource {item!r}: expected NAME=AMOUNT, e.g. docker=1") from None
+    return RayConfig(address=None if address in (None, "", "local") else address, resources=pairs,
+                     max_retries=max_retries, actors=workers if workers > 1 else None)
+
+
 @app.command("generate")
 def generate_cmd(
     env: str = typer.Option("rollgym/Calculator-v0", "--env", help="registered environment id"),
@@ -268,7 +285,14 @@ def generate_cmd(
     model: str = typer.Option("smollm2-135m", "--model", help="engine spec (see `rollgym engines`)"),
     n: int = typer.Option(4, "--n", min=1, help="samples per task (the GRPO group size)"),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
-    workers: int = typer.Option(1, "--workers", min=1, help="worker processes, each with its own engine and event loop"),
+    workers: int = typer.Option(1, "--workers", min=1, help="Ray actors (processes), each with its own engine and event "
+                                "loop; without --ray, on a local Ray instance"),
+    ray: Optional[str] = typer.Option(None, "--ray", help="run on Ray: `auto` (this machine's cluster), "
+                                      "`ray://HEAD:10001`, or `local` (a local instance sized by --workers)"),
+    ray_resource: Optional[list[str]] = typer.Option(None, "--ray-resource", help="NAME=AMOUNT a Ray actor needs "
+                                                     "(repeatable), e.g. docker=1 for nodes started with "
+                                                     "--resources '{\"docker\": 1}'"),
+    max_retries: int = typer.Option(1, "--max-retries", min=0, help="times a rollout lost with its Ray actor or node runs again"),
     out: str = typer.Option(..., "--out", help="output directory (rollouts.jsonl, summary.json)"),
     resume: bool = typer.Option(False, "--resume", help="skip (task, sample) pairs already in the output"),
     retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors",
@@ -295,7 +319,8 @@ def generate_cmd(
     sampling = SamplingParams(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
     code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=concurrency, out=out, resume=resume,
                         num_tasks=num_tasks, limits=limits, sampling=sampling, tokenizer=tokenizer, chat_template=chat_template,
-                        workers=workers, engine_kwargs=parse_engine_args(engine_arg), retry_errors=retry_errors)
+                        workers=workers, engine_kwargs=parse_engine_args(engine_arg), retry_errors=retry_errors,
+                        ray=ray_options(ray, ray_resource, max_retries, workers))
     raise typer.Exit(code)
 
 
@@ -355,7 +380,21 @@ def proxy_cmd(
     raise typer.Exit(code)
 
 
+def bare_ray_flag(argv: list[str]) -> list[str]:
+    """`--ray` given without an address (last, or followed by another option) means a local Ray instance."""
+    out = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == "--ray" and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            out.append("local")
+    return out
+
+
 def main() -> None:
+    import sys
+
+    sys.argv[1:] = bare_ray_flag(sys.argv[1:])
     app()
+
 if __name__ == "__main__":
     main()

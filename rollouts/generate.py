@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rollgym.envs.core.tasks import task_id_of
+from rollgym.errors import ClusterLostError, WorkerError
 
 from .batch import EnvFactory, run_rollouts
 from .engines.base import SamplingParams
@@ -21,7 +22,6 @@ from .policy import Policy, as_policy
 from .records import Rollout
 from .signals import Terminated, exit_code, sigterm_cancels_this_task
 from .tasks import load_tasks
-from .workers import WorkerStartError, own_process_gc
 
 
 class _LiveStats:
@@ -42,7 +42,8 @@ class _LiveStats:
 async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]], policy: Policy | str, out: str | Path,
                           n: int = 4, concurrency: int = 16, limits: Limits | None = None,
                           sampling: SamplingParams | None = None, resume: bool = False, console: Console | None = None,
-                          env_kwargs: dict | None = None, workers: int = 1, retry_errors: bool = True) -> dict:
+                          env_kwargs: dict | None = None, workers: int = 1, retry_errors: bool = True,
+                          ray: Any = None) -> dict:
     """Run n rollouts per task into `out/rollouts.jsonl` (skipping those already there on resume, except
     infrastructure failures when `retry_errors`: those run again); return the summary."""
     console = console or Console(stderr=True)
@@ -67,7 +68,7 @@ async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]],
             bar = progress.add_task("rollouts", total=total, completed=already, stats="")
             await run_rollouts(env, tasks, policy, n=n, concurrency=concurrency, limits=limits,
                                sampling=sampling, skip=writer.done, on_result=on_result, env_kwargs=env_kwargs,
-                               workers=workers, keep=False)  # the file holds them: constant memory
+                               workers=workers, ray=ray, keep=False)  # the file holds them: constant memory
     finally:
         writer.close()
     wanted = {(task_id_of(t, i), s) for i, t in enumerate(tasks) for s in range(n)}
@@ -79,12 +80,14 @@ async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]],
 def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path, tasks: str | list[dict] | None = None,
              num_tasks: int | None = None, n: int = 4, concurrency: int = 16, limits: Limits | None = None,
              sampling: SamplingParams | None = None, resume: bool = False, workers: int = 1,
-             console: Console | None = None, env_kwargs: dict | None = None, retry_errors: bool = True) -> dict:
+             console: Console | None = None, env_kwargs: dict | None = None, retry_errors: bool = True,
+             ray: Any = None) -> dict:
     """Batch-generate rollouts to `out/rollouts.jsonl` (resumable: `resume=True` skips what is there) and
     write `out/summary.json`; return the summary. What `rollgym generate` runs.
 
     On resume, rollouts that failed on infrastructure (engine, sandbox, internal errors) run again unless
-    `retry_errors=False`; the agent's own failures never do. `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
+    `retry_errors=False`; the agent's own failures never do. `workers` and `ray` as in `run_rollouts` (Ray
+    actors). `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
     environment's own `default_tasks`); `env_kwargs` go to the environment's constructor. Call it from
     synchronous code: it runs its own event loop, so an engine the policy builds for it is closed when it
     returns (the policy builds another on its next use).
@@ -97,7 +100,8 @@ def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path,
             async with pol:
                 return await generate_to_dir(env=env, tasks=rows, policy=pol, out=out, n=n, concurrency=concurrency,
                                              limits=limits, sampling=sampling, resume=resume, console=console,
-                                             workers=workers, env_kwargs=env_kwargs, retry_errors=retry_errors)
+                                             workers=workers, env_kwargs=env_kwargs, retry_errors=retry_errors,
+                                             ray=ray)
 
     return asyncio.run(run())
 
@@ -118,29 +122,31 @@ def print_summary(summary: dict, console: Console) -> None:
 def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency: int, out: str, resume: bool,
                  num_tasks: int | None, limits: Limits, sampling: SamplingParams, tokenizer: Any = None,
                  chat_template: str | None = None, workers: int = 1, engine_kwargs: dict | None = None,
-                 env_kwargs: dict | None = None, retry_errors: bool = True) -> int:
+                 env_kwargs: dict | None = None, retry_errors: bool = True, ray: Any = None) -> int:
     """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code
     (0; 1 when every rollout failed on infrastructure; 2 for a setup error; 130/143 when interrupted)."""
     console = Console(stderr=True)
     try:
         rows = load_tasks(env, tasks, num_tasks=num_tasks)  # a wrong --tasks or --env fails here, before any model loads
         policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=console.print, engine_kwargs=engine_kwargs)
-        if workers == 1:
-            policy.engine  # noqa: B018 - a model that cannot load fails here (workers build their own)
+        if workers == 1 and ray is None:
+            policy.engine  # noqa: B018 - a model that cannot load fails here (Ray actors build their own)
     except Exception as exc:  # a setup error (bad spec, missing model or tasks): said in one line, exit 2
         console.print(f"[red]error:[/red] {exc}")
         return 2
-    own_process_gc()  # this process is the CLI's own
     try:
         summary = generate(env, policy, out=out, tasks=rows, n=n, concurrency=concurrency, limits=limits,
                            sampling=sampling, resume=resume, workers=workers, console=console, env_kwargs=env_kwargs,
-                           retry_errors=retry_errors)
+                           retry_errors=retry_errors, ray=ray)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`Terminated`)
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         console.print(f"[yellow]{what}[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
                       "run the same command with --resume to continue")
         return exit_code(exc)
-    except (OutputExistsError, WorkerStartError) as exc:
+    except ClusterLostError as exc:  # the finished rollouts are written; the rest were not run
+        console.print(f"[red]error:[/red] {exc}")
+        return 1
+    except (OutputExistsError, WorkerError) as exc:  # a run that could not start (no cluster, an actor's engine)
         console.print(f"[red]error:[/red] {exc}")
         return 2
     print_summary(summary, console)
