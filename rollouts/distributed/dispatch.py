@@ -103,9 +103,10 @@ async def run_jobs_on_ray(env: Any, jobs: list[Job], policy: Any, *, config: Ray
         while True:
             for i, member in enumerate(members, start=len(run.slots)):
                 run.live[i], run.held[i], run.slots[i] = member, {}, shares[(i) % len(shares)]
-            streams = [asyncio.create_task(_consume(run, i)) for i in list(run.live)[-len(members):]]
-            run.fill_all()
-            await asyncio.gather(*streams)
+            async with asyncio.TaskGroup() as streams:  # one failing stream (an on_result that raises) ends all
+                for i in list(run.live)[-len(members):]:
+                    streams.create_task(_consume(run, i))
+                run.fill_all()
             if not run.pending and not any(run.held.values()):
                 return
             if replacements >= MAX_REPLACEMENTS:

@@ -1,0 +1,95 @@
+"""Scripted policies and environments for the distributed tests (tests/rollouts/distributed), pickled by value
+so Ray actors need not import the tests (in CI rollgym itself is installed, the tests are not)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import ray
+
+from rollgym.envs.builtin.calculator import CalculatorEnv
+from rollgym.envs.core import tool
+
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+TASKS = CalculatorEnv.default_tasks(6)
+
+
+class Solver:
+    """First turn: add(1, 2); then submit the answer of the task in the prompt."""
+
+    def __init__(self, tok):
+        self.tok = tok
+        self.add = self._call('{"name": "add", "arguments": {"a": 1, "b": 2}}')
+        self.submit = {t["question"]: self._call('{"name": "submit", "arguments": {"answer": %d}}' % t["answer"])
+                       for t in TASKS}
+
+    def _call(self, body: str) -> list[int]:
+        return self.tok.encode(f"<tool_call>\n{body}\n</tool_call>") + [self.tok.end_of_turn_id]
+
+    def __call__(self, prompt, sampling):
+        text = self.tok.decode(prompt)
+        question = next(q for q in self.submit if q in text)
+        return self.add if text.count("<|im_start|>assistant") == 1 else self.submit[question]
+
+
+class AlwaysCall:
+    """Every turn: call `tool` without arguments."""
+
+    def __init__(self, tok, tool: str):
+        self.ids = tok.encode('<tool_call>\n{"name": "%s", "arguments": {}}\n</tool_call>' % tool) + [tok.end_of_turn_id]
+
+    def __call__(self, prompt, sampling):
+        return self.ids
+
+
+class WhereEnv(CalculatorEnv):
+    """A Calculator with a `where` tool: the Ray node and process that ran it (0.2 s on a `slow` task)."""
+
+    async def setup(self, task):
+        self.slow = bool((task or {}).get("slow"))
+        return await super().setup(task)
+
+    @tool
+    async def where(self) -> str:
+        """The node id and process id."""
+        await asyncio.sleep(0.2 if self.slow else 0.0)
+        return f"{ray.get_runtime_context().get_node_id()} {os.getpid()}"
+
+
+class MarkedEnv(CalculatorEnv):
+    """A Calculator whose `wait` tool takes 0.3 s; setup and teardown leave marker files (in a shared folder)."""
+
+    def __init__(self, marks: str):
+        super().__init__()
+        self.marks = Path(marks)
+
+    async def setup(self, task):
+        out = await super().setup(task)
+        (self.marks / f"setup-{id(self)}-{os.getpid()}").touch()
+        return out
+
+    async def teardown(self):
+        if getattr(self, "submitted", "unset") != "unset":
+            (self.marks / f"teardown-{id(self)}-{os.getpid()}").touch()
+
+    @tool
+    async def wait(self) -> str:
+        """Wait a little."""
+        await asyncio.sleep(0.3)
+        return "waited"
+
+
+class MarkedEnvFactory:
+    def __init__(self, marks: Path):
+        self.marks = str(marks)
+
+    def __call__(self):
+        return MarkedEnv(self.marks)
+
+
+def token_views(rollouts):
+    return [(r.task_id, r.sample_index, r.reward, r.stop_reason, r.token_view()) for r in rollouts]
