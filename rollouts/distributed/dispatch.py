@@ -103,10 +103,13 @@ async def run_jobs_on_ray(env: Any, jobs: list[Job], policy: Any, *, config: Ray
         while True:
             for i, member in enumerate(members, start=len(run.slots)):
                 run.live[i], run.held[i], run.slots[i] = member, {}, shares[(i) % len(shares)]
-            async with asyncio.TaskGroup() as streams:  # one failing stream (an on_result that raises) ends all
-                for i in list(run.live)[-len(members):]:
-                    streams.create_task(_consume(run, i))
-                run.fill_all()
+            try:
+                async with asyncio.TaskGroup() as streams:  # one failing stream (an on_result that raises) ends all
+                    for i in list(run.live)[-len(members):]:
+                        streams.create_task(_consume(run, i))
+                    run.fill_all()
+            except BaseExceptionGroup as group:  # the caller sees the error itself, as in one process
+                raise group.exceptions[0]  # noqa: B904
             if not run.pending and not any(run.held.values()):
                 return
             if replacements >= MAX_REPLACEMENTS:
