@@ -14,8 +14,8 @@ SYSTEM_CONFIG = {"health_check_period_ms": 500, "health_check_failure_threshold"
 
 @pytest.fixture(scope="session")
 def cluster():
-    """Head and a worker node, 2 CPUs each; each offers one `spread` (one actor per node), the driver connected."""
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "resources": {"spread": 1},
+    """Head and a worker node, 2 CPUs each; each offers one `spread` (one actor per node; the head also one `pair`, for a node a test kills), the driver connected."""
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "resources": {"spread": 1, "pair": 1},
                                                       "_system_config": SYSTEM_CONFIG})
     c.add_node(num_cpus=2, resources={"spread": 1})
     c.wait_for_nodes()
