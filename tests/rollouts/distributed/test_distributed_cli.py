@@ -42,27 +42,36 @@ def command(server, out, address: str) -> list[str]:
             "--model", f"vllm:{server.base_url}/v1#{MODEL}", "--tokenizer", str(smollm2_dir()), "--ray", address]
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_mid_batch_leaves_a_file_resume_completes(cluster, standin, tmp_path, sig, code):
-    out = tmp_path / "run"
-    cmd = command(standin, out, cluster.address)
+def interrupted(cmd: list[str], path, sig: int) -> tuple[int, str]:
+    """Run `cmd` until the file has 2 more rollouts than now, then send `sig`; return its exit code and output."""
+    start = path.read_text().count("\n") if path.exists() else 0
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV)
-    path = out / "rollouts.jsonl"
     deadline = time.time() + 120
-    while time.time() < deadline and (not path.exists() or path.read_text().count("\n") < 2) and proc.poll() is None:
+    while time.time() < deadline and proc.poll() is None and (not path.exists() or path.read_text().count("\n") < start + 2):
         time.sleep(0.1)
     proc.send_signal(sig)
     output = proc.communicate(timeout=120)[0].decode()
-    assert proc.returncode == code, output
-    assert "--resume" in output
+    return proc.returncode, output
+
+
+def test_ctrl_c_and_sigterm_mid_batch_leave_a_file_resume_completes(cluster, standin, tmp_path):
+    out = tmp_path / "run"
+    path = out / "rollouts.jsonl"
+    cmd = command(standin, out, cluster.address)
+    code, output = interrupted(cmd, path, signal.SIGINT)
+    assert code == 130 and "interrupted" in output and "--resume" in output, output
     first = list(read_rollouts(path))
     assert 2 <= len(first) < 24 and path.read_bytes().endswith(b"\n")
+    code, output = interrupted(cmd + ["--resume"], path, signal.SIGTERM)
+    assert code == 143 and "terminated (SIGTERM)" in output and "--resume" in output, output
+    second = list(read_rollouts(path))
+    assert len(first) + 2 <= len(second) < 24 and len({r.key for r in second}) == len(second)
     done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, env=ENV, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = list(read_rollouts(path))
     assert len({r.key for r in rows}) == len(rows) == 24  # no duplicates, nothing missing
     assert all(r.error is None for r in rows), done.stderr
-    assert [r.id for r in rows][: len(first)] == [r.id for r in first]  # earlier lines untouched
+    assert [r.id for r in rows][: len(second)] == [r.id for r in second]  # earlier lines untouched
 
 
 def test_an_unreachable_cluster_fails_fast_and_says_so(standin, tmp_path):
