@@ -21,6 +21,8 @@ class RayConfig(BaseModel):
     num_cpus: float = Field(1.0, ge=0, description="CPUs each actor reserves")
     max_retries: int = Field(1, ge=0, description="times a rollout held by a dead actor is run again elsewhere")
     connect_timeout_s: float = Field(30.0, gt=0, description="bound on reaching the cluster, and on placing a new actor")
+    start_timeout_s: float = Field(300.0, gt=0, description="actors not started by then (no room on the cluster) "
+                                                             "are left out; none started: `ClusterLostError`")
     keep_actors: bool = Field(False, description="keep the actors warm for the next call in this process")
 
 

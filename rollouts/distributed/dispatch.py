@@ -101,8 +101,9 @@ async def run_jobs_on_ray(env: Any, jobs: list[Job], policy: Any, *, config: Ray
     replacements = 0
     try:
         while True:
-            for i, member in enumerate(members, start=len(run.slots)):
-                run.live[i], run.held[i], run.slots[i] = member, {}, shares[(i) % len(shares)]
+            first = len(run.slots)  # `concurrency` shared out over the actors that did start
+            for k, (member, share) in enumerate(zip(members, split_slots(concurrency, len(members)))):
+                run.live[first + k], run.held[first + k], run.slots[first + k] = member, {}, share
             try:
                 async with asyncio.TaskGroup() as streams:  # one failing stream (an on_result that raises) ends all
                     for i in list(run.live)[-len(members):]:
@@ -157,18 +158,25 @@ def _is_death(exc: BaseException) -> bool:
 
 async def _start(config: RayConfig, spec_ref: Any, n: int, fresh: bool = False) -> list[Member]:
     """`n` actors set up with this call's spec, started concurrently (warm ones from the pool first)."""
+    import ray
+
     members = await acquire(config, n, fresh=fresh)
-    results = await asyncio.gather(*(m.actor.setup.remote(spec_ref) for m in members), return_exceptions=True)
+    setups = [asyncio.ensure_future(m.actor.setup.remote(spec_ref)) for m in members]
+    await asyncio.wait(setups, timeout=config.start_timeout_s)  # actors the cluster has no room for are left out
     alive = []
-    for member, result in zip(members, results):
-        if isinstance(result, BaseException) and not _is_death(result):
+    for member, setup in zip(members, setups):
+        if not setup.done():
+            setup.cancel()
+            ray.kill(member.actor)
+            continue
+        if setup.exception() is not None and not _is_death(setup.exception()):
             await _stop(members)
-            raise WorkerStartError(f"a rollout actor could not start:\n{result}") from None
-        if not isinstance(result, BaseException):
-            member.where = result
+            raise WorkerStartError(f"a rollout actor could not start:\n{setup.exception()}") from None
+        if setup.exception() is None:
+            member.where = setup.result()
             alive.append(member)
     if not alive:
-        raise ClusterLostError("no rollout actor could start on the cluster")
+        raise ClusterLostError(f"no rollout actor could start on the cluster within {config.start_timeout_s:g} s")
     return alive
 
 
