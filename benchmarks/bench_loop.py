@@ -5,7 +5,7 @@ cache of rendered or tokenized text can answer for the loop. Each configuration 
 (median and best are reported) beside a fixed pure-Python reference loop timed just before it: this
 VM's speed drifts by up to 1.7x within a minute, and the reference shows which state a figure came from.
 
-Configurations: one process vs worker processes (`run_rollouts(workers=N)`, one event loop per core),
+Configurations: one process vs Ray actors (`run_rollouts(workers=N)`: N actors on a local Ray instance),
 and rollouts kept in memory (`run_rollouts` returns them all) vs streamed (`keep=False`, as
 `rollgym generate` writes them to disk). Also: the largest concurrency that stays healthy on this
 machine, and, for one real-model rollout, the share of its wall time spent in rollgym.
@@ -32,6 +32,7 @@ from rollgym.rollouts.limits import Limits  # noqa: E402
 from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer  # noqa: E402
 from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402
 from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.distributed import RayConfig  # noqa: E402
 
 TURNS = 8
 
@@ -90,7 +91,8 @@ async def measure(tok, rollouts: int, concurrency: int, workers: int = 1, keep: 
     gc.collect()
     t0 = time.perf_counter()
     kept = await run_rollouts("rollgym/Calculator-v0", tasks, Policy(engine=engine, tokenizer=tok), n=1, concurrency=concurrency,
-                              limits=Limits(max_turns=TURNS), workers=workers, keep=keep, on_result=on_result)
+                              limits=Limits(max_turns=TURNS), keep=keep, on_result=on_result,
+                              ray=RayConfig(actors=workers, keep_actors=True) if workers > 1 else None)
     wall = time.perf_counter() - t0
     stop.set()
     await probe
@@ -121,7 +123,7 @@ async def main(quick: bool) -> None:
     tok.certify()
     cores = os.cpu_count() or 1
     await measure(tok, 64, 64)  # warm-up
-    await measure(tok, 64, 64, workers=cores)  # starts the worker fork server
+    await measure(tok, 64, 64, workers=cores)  # starts the local Ray instance
     times = 1 if quick else 3
     scale = 1 if quick else 4
     print(f"{'rollouts':>8} {'concurrency':>11} {'workers':>7} {'results':>9} {'median/s':>9} {'best/s':>8} {'errors':>6} "

@@ -147,15 +147,23 @@ def component_reward(name: str) -> Callable[..., list[float | None]]:
 def make_rollout_func(env: str | Callable[[], Any], policy: Policy | str | None = None, *,
                       limits: Limits | None = None, sampling: SamplingParams | None = None,
                       task_from_prompt: Callable[[Any], dict] = task_from_prompt, concurrency: int = 32,
-                      chat_template: str | None = None, env_kwargs: dict | None = None) -> Callable[[list, Any], dict]:
+                      chat_template: str | None = None, env_kwargs: dict | None = None,
+                      ray: Any = None) -> Callable[[list, Any], dict]:
     """A `rollout_func(prompts, trainer)` for TRL's GRPOTrainer.
 
     Without `policy`, the trainer's own generator and `processing_class` (`Policy.from_trainer`) are
     used, so every step samples with current weights. Without `limits`, `Limits` with the trainer's
     `max_completion_length` as the per-turn budget; without `sampling`, the trainer's temperature,
     top_p and top_k. `rollout_func.last_rollouts` keeps the last batch's `Rollout` records.
+    `ray` (a `RayConfig`, an address, True) runs each step's rollouts on a Ray cluster through
+    `run_rollouts(ray=...)`, its actors kept warm between steps; the policy must then be a spec or a
+    picklable engine (a vLLM server the trainer syncs weights to), not the trainer's in-process model.
     """
     check_sampling(sampling)
+    if ray is not None and ray is not False:
+        from .distributed.config import as_ray_config
+
+        ray = as_ray_config(ray).model_copy(update={"keep_actors": True})  # start-up once, not every step
     state: dict[str, Any] = {"policy": policy_for_trainer(policy, chat_template)}
 
     def rollout_func(prompts: list, trainer: Any) -> dict:
@@ -172,7 +180,7 @@ def make_rollout_func(env: str | Callable[[], Any], policy: Policy | str | None 
         async def run() -> list[Rollout]:
             try:
                 return await run_rollouts(env, tasks, pol, n=1, concurrency=concurrency, limits=lim, sampling=samp,
-                                          env_kwargs=env_kwargs)
+                                          env_kwargs=env_kwargs, ray=ray or None)
             finally:  # each step runs on its own event loop: its engine (current weights) closes with it
                 await pol.aclose()
 

@@ -2,7 +2,7 @@
 
 It builds the environment factory and the policy's engine from an `ActorSpec` (`setup`), then `serve`
 runs `slots` jobs at once as the driver `give`s them, each exactly as in one process (`batch.run_job`),
-and streams the finished rollouts back in batches (whatever finished since the last one). `stop`
+and streams the finished rollouts back in batches (what finished within a few milliseconds of each other). `stop`
 cancels every rollout; each releases its environment before `stop` returns.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import pickle
 from typing import Any, AsyncIterator
 
 from ..batch import Job, env_factory_for, run_job
@@ -19,6 +20,21 @@ from .spec import ActorSpec
 
 Result = tuple[int, int, Rollout]  # (task index, sample index, rollout)
 _STOPPED = object()
+#: How long a finished rollout may wait for others to go back with it in one streamed batch.
+COALESCE_S = 0.005
+
+
+def encode(batch: list[Result]) -> bytes | list[Result]:
+    """A batch as one pickle (Ray's own serializer, cloudpickle, costs several times more per rollout);
+    a batch the standard pickler cannot take goes as it is, for cloudpickle."""
+    try:
+        return pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return batch
+
+
+def decode(payload: bytes | list[Result]) -> list[Result]:
+    return pickle.loads(payload) if isinstance(payload, bytes) else payload
 
 
 def tune_gc() -> None:
@@ -80,11 +96,12 @@ class RolloutActor:
                 done.put_nowait(None)
 
         self._slots = [asyncio.create_task(slot()) for _ in range(slots)]
-        ended, stopped = 0, False
+        ended, stopped, want = 0, False, max(1, slots // 8)
         try:
             while ended < slots and not stopped:
                 batch = []
                 item = await done.get()
+                deadline = asyncio.get_running_loop().time() + COALESCE_S
                 while True:
                     if item is None:
                         ended += 1
@@ -93,10 +110,17 @@ class RolloutActor:
                     else:
                         batch.append(item)
                     if done.empty():
-                        break
+                        wait = deadline - asyncio.get_running_loop().time()
+                        if len(batch) >= want or ended >= slots or stopped or wait <= 0:
+                            break
+                        try:  # a few more results ride along: each streamed item costs the driver ~1 ms
+                            item = await asyncio.wait_for(done.get(), wait)
+                        except TimeoutError:
+                            break
+                        continue
                     item = done.get_nowait()
                 if batch:
-                    yield batch
+                    yield encode(batch)
         finally:
             await self._cancel_slots()
 

@@ -18,6 +18,7 @@ from rollgym.errors import ClusterLostError, WorkerStartError
 
 from ..batch import Job
 from ..records import ErrorRecord, Rollout
+from .actor import decode
 from .config import RayConfig
 from .pool import Member, acquire, release
 from .spec import ActorSpec, prefetch_for, split_slots
@@ -136,7 +137,7 @@ async def _consume(run: _Run, i: int) -> None:
     member = run.live[i]
     try:
         async for ref in member.actor.serve.options(num_returns="streaming").remote(run.slots[i]):
-            for ti, si, rollout in await ref:
+            for ti, si, rollout in decode(await ref):
                 run.held[i].pop((ti, si), None)
                 run.on_result(ti, si, rollout)
             if run.pending and len(run.held[i]) <= run.slots[i]:
