@@ -7,7 +7,8 @@ drifts 2x, so the configurations run interleaved, round after round, and each is
 old pool's run of the same round (median over rounds). Actors are kept warm across calls (`keep_actors`),
 as a trainer or a long-running driver would; one row shows a cold call (new actors) as well.
 Dispatch overhead: the driver's CPU per rollout (every thread of the driver process, Ray's included) and
-the wall time one actor adds per rollout over one process. Last row: N rollouts all at once across the 2
+the wall time one actor adds per rollout over one process (at concurrency 128, where it includes two
+processes sharing the cores, and at concurrency 1, the latency of a job's trip to the actor and back). Last row: N rollouts all at once across the 2
 nodes, with the error count (the issue asks for 10,000 with 0 errors).
 Run: `.venv/bin/python benchmarks/bench_scale.py [--rounds 3] [--rollouts 10000]` (from a git checkout).
 """
@@ -157,6 +158,14 @@ async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
     print(f"\ndispatch overhead: driver CPU {statistics.median(m['cpu_ms_per_rollout'] for m in results['Ray, 2 actors']):.2f} "
           f"ms per rollout (2 actors); wall time 1 actor adds over one process: {statistics.median(added):.2f} ms per "
           "rollout (target <= 2 ms)")
+    lat = {name: [] for name in ("one process", "Ray, 1 actor")}
+    for _ in range(rounds):  # one rollout at a time: the latency a job's trip to an actor and back adds
+        for name in lat:
+            m = await measure(tok, name, 64, 1, config=configs[name])
+            lat[name].append(m["wall_ms_per_rollout"])
+    added_lat = statistics.median(b - a for a, b in zip(lat["one process"], lat["Ray, 1 actor"]))
+    print(f"latency at concurrency 1: one process {statistics.median(lat['one process']):.2f} ms per rollout, 1 actor "
+          f"{statistics.median(lat['Ray, 1 actor']):.2f} ms: dispatch adds {added_lat:.2f} ms per rollout")
     if big:
         m = await measure(tok, "big", big, big, config=configs["Ray, 2 nodes x 1 actor"])
         print(f"{big:,} concurrent rollouts across 2 nodes: {m['turns']:,} turns in {m['wall_s']:.1f} s "
