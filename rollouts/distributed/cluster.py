@@ -68,7 +68,8 @@ def connect(config: RayConfig, actors: int) -> Any:
     try:
         ray.init(**kwargs)
     except (ConnectionError, TimeoutError) as exc:
-        raise ClusterConnectError(f"could not connect to the Ray cluster at {config.address}: {exc}") from None
+        raise ClusterConnectError(f"could not connect to the Ray cluster at {config.address}: {exc} (start one with "
+                                  "`ray start --head`, or drop --ray to run in one process)") from None
     finally:
         _restore(saved)
     return ray
