@@ -163,7 +163,12 @@ async def _start(config: RayConfig, spec_ref: Any, n: int, fresh: bool = False) 
 
     members = await acquire(config, n, fresh=fresh)
     setups = [asyncio.ensure_future(m.actor.setup.remote(spec_ref)) for m in members]
-    await asyncio.wait(setups, timeout=config.start_timeout_s)  # actors the cluster has no room for are left out
+    try:
+        await asyncio.wait(setups, timeout=config.start_timeout_s)  # actors the cluster has no room for are left out
+    except BaseException:  # cancelled while starting (Ctrl-C): no actor outlives the call
+        for member in members:
+            ray.kill(member.actor)
+        raise
     alive = []
     for member, setup in zip(members, setups):
         if not setup.done():
