@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..sandbox import DockerSandbox, SandboxConfig, SandboxError
+from ..sandbox.hosts import home_client
 from .diffs import diff_paths, diff_problem, filter_agent_diff
 from .images import ensure_task_image
 from .task import SWETask
@@ -74,8 +75,9 @@ def _apply(sb: DockerSandbox, patch: str, name: str) -> str | None:
 
 
 def grade_patch(task: SWETask, diff: str, *, mem_limit: str = "4g", cpus: float = 1.0, keep_all_outcomes: bool = False,
-                log=lambda _m: None) -> GradeResult:
-    """Run the task's tests against `diff` in a fresh sandbox; never raises for infrastructure failures."""
+                log=lambda _m: None, docker_host: str | list[str] | None = None, max_per_host: int | None = None) -> GradeResult:
+    """Run the task's tests against `diff` in a fresh sandbox (on one of `docker_host`: see `SandboxConfig`);
+    never raises for infrastructure failures."""
     start = time.monotonic()
     result = GradeResult(instance_id=task.instance_id, status="infra_error")
     refused = diff_problem(diff or "")
@@ -83,10 +85,11 @@ def grade_patch(task: SWETask, diff: str, *, mem_limit: str = "4g", cpus: float 
         result.status, result.error = "patch_failed", refused
         return result
     try:
-        image = ensure_task_image(task, log=log)
+        image = ensure_task_image(task, log=log, client=home_client(docker_host))
         filtered, result.dropped_paths = filter_agent_diff(diff or "", diff_paths(task.test_patch))
         config = SandboxConfig(image=image, workdir=task.workdir, task_id=f"grade-{task.instance_id}",
-                               mem_limit=mem_limit, cpus=cpus, pids_limit=2048, max_output_bytes=20_000)
+                               mem_limit=mem_limit, cpus=cpus, pids_limit=2048, max_output_bytes=20_000,
+                               docker_host=docker_host, max_per_host=max_per_host)
         with DockerSandbox(config) as sb:
             _grade_in(sb, task, filtered, result)
         if not keep_all_outcomes:
