@@ -66,8 +66,8 @@ def _provide(name: str, host: str, others: list[str], log: Log) -> None:
     if name == images.base_image_name():
         images.bootstrap_base_image(log=log, client=client_for(host))
         return
-    raise ImageError(f"image {name!r} is on none of the Docker hosts {[host, *others]} and rollgym cannot build it "
-                     "(build, import or pull it on one of them)")
+    raise ImageError(f"image {name!r} not found on any of the Docker hosts {[host, *others]}, and rollgym cannot build "
+                     "it (build it, e.g. `rollgym image bootstrap`, or import or pull it on one of them)")
 
 
 def ensure_image_on(name: str, host: str, others: list[str], log: Log = lambda _m: None) -> None:
