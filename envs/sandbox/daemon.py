@@ -59,6 +59,12 @@ def client_for(host: str | None = None, timeout: float = 300) -> docker.DockerCl
         return client
 
 
+def host_of(client: docker.DockerClient) -> str:
+    """The address a client was made for by `client_for`, else its base URL (a client made elsewhere)."""
+    with _CLIENT_LOCK:
+        return next((host for (host, _), c in _CLIENTS.items() if c is client), client.api.base_url)
+
+
 def docker_client() -> docker.DockerClient:
     """The default engine's client (one Docker host; sandboxes use their own host's client: `client_for`)."""
     return client_for(DEFAULT_HOST)

@@ -16,7 +16,7 @@ import requests.exceptions
 
 from . import hosts, lifecycle
 from .archives import dir_archive, file_archive, first_file
-from .daemon import DEFAULT_HOST, client_for, configured_hosts, is_not_running_error, with_retries
+from .daemon import DEFAULT_HOST, client_for, configured_hosts, host_of, is_not_running_error, with_retries
 from .disk import WATCH, parse_size, storage_size_refused, storage_size_supported
 from .models import QUIET_ENV, ExecResult, SandboxConfig
 from .keepalive import keepalive_command
@@ -52,7 +52,7 @@ class DockerSandbox:
         self.disk_used: int | None = None  # set when the writable layer went over the budget
         self._slot: str | None = None  # the host whose placement slot this sandbox holds until closed
         if client is not None:
-            self.client, self.host = client, DEFAULT_HOST if client is client_for(DEFAULT_HOST) else client.api.base_url
+            self.client, self.host = client, host_of(client)
             self.container = self._create()
         else:
             candidates = configured_hosts(config.docker_host)

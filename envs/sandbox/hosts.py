@@ -83,16 +83,17 @@ def _probe(address: str) -> None:
         _COND.notify_all()
 
 
-def try_reserve(hosts: list[str], cap: int | None) -> str | None:
-    """Reserve a slot on the least-loaded host in rotation (ties: the first listed); None when all are at
-    the cap. `HostUnavailableError` naming the hosts when none answers."""
+def _claim_probes(hosts: list[str]) -> list[str]:
+    """Hosts out of rotation whose cooldown is over, now marked as being probed by the caller."""
     with _COND:
         now = time.monotonic()
         due = [h for h in hosts if not _state(h).up and now >= _state(h).down_until and not _state(h).probing]
         for h in due:
             _state(h).probing = True
-    for h in due:
-        _probe(h)
+        return due
+
+
+def _pick(hosts: list[str], cap: int | None) -> str | None:
     with _COND:
         up = [_state(h) for h in hosts if _state(h).up]
         if not up:
@@ -108,6 +109,14 @@ def try_reserve(hosts: list[str], cap: int | None) -> str | None:
         return best.address
 
 
+def try_reserve(hosts: list[str], cap: int | None) -> str | None:
+    """Reserve a slot on the least-loaded host in rotation (ties: the first listed); None when all are at
+    the cap. `HostUnavailableError` naming the hosts when none answers."""
+    for h in _claim_probes(hosts):
+        _probe(h)
+    return _pick(hosts, cap)
+
+
 def reserve(hosts: list[str], cap: int | None) -> str:
     """`try_reserve`, waiting (blocking this thread) for a slot while every host is at its cap."""
     while True:
@@ -119,9 +128,13 @@ def reserve(hosts: list[str], cap: int | None) -> str:
 
 
 async def areserve(hosts: list[str], cap: int | None, poll_s: float = 0.05) -> str:
-    """`reserve` without blocking the event loop or a worker thread (worker threads also close sandboxes)."""
+    """`reserve` without blocking the event loop (probes run in threads) or a worker thread while waiting
+    for a slot (worker threads also close sandboxes, which frees slots)."""
     while True:
-        host = try_reserve(hosts, cap)
+        due = _claim_probes(hosts)
+        if due:
+            await asyncio.gather(*(asyncio.to_thread(_probe, h) for h in due))
+        host = _pick(hosts, cap)
         if host is not None:
             return host
         await asyncio.sleep(poll_s)
