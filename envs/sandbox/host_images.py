@@ -80,7 +80,8 @@ def ensure_image_on(name: str, host: str, others: list[str], log: Log = lambda _
             return
         if not images.image_exists(name, client_for(host)):
             _provide(name, host, [h for h in others if h != host], log)
-        _READY.add(key)
+        with _LOCKS_LOCK:
+            _READY.add(key)
 
 
 def forget(host: str) -> None:
