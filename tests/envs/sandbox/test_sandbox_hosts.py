@@ -183,3 +183,41 @@ async def test_a_host_killed_mid_batch_is_taken_out_of_rotation(base_image, dock
         back.close()
     prune(run_id=run_id, docker_host=docker2)  # containers the killed daemon could not remove
     assert list_containers(run_id=run_id, docker_host=[DEFAULT_HOST, docker2]) == []
+
+
+def test_hosts_from_the_environment(base_image, docker2, monkeypatch):
+    """No `docker_host`: `ROLLGYM_DOCKER_HOSTS` (what `generate --docker-host` sets) decides where sandboxes go."""
+    from rollgym.envs.sandbox import configured_hosts
+
+    monkeypatch.setenv("ROLLGYM_DOCKER_HOSTS", f" {DEFAULT_HOST}, {docker2},{docker2}")
+    assert configured_hosts() == [DEFAULT_HOST, docker2]
+    assert configured_hosts("unix:///a.sock,unix:///b.sock") == ["unix:///a.sock", "unix:///b.sock"]
+    run_id = f"env-{uuid.uuid4().hex[:8]}"
+    sbs = [DockerSandbox(SandboxConfig(image=base_image, run_id=run_id, task_id="env", use_runner=False)) for _ in range(2)]
+    try:
+        assert sorted(sb.host for sb in sbs) == sorted([DEFAULT_HOST, docker2])
+    finally:
+        for sb in sbs:
+            sb.close()
+    monkeypatch.delenv("ROLLGYM_DOCKER_HOSTS")
+    assert configured_hosts() == [DEFAULT_HOST]
+
+
+def test_tls_and_ssh_connection_settings(tmp_path, monkeypatch):
+    """tcp:// hosts take TLS from DOCKER_TLS_VERIFY / DOCKER_CERT_PATH as the Docker CLI does; ssh:// goes
+    through the system ssh client; unix:// needs neither."""
+    from rollgym.envs.sandbox.daemon import _client_kwargs
+
+    for name in ("ca.pem", "cert.pem", "key.pem"):
+        (tmp_path / name).write_text("-")
+    monkeypatch.setenv("DOCKER_TLS_VERIFY", "1")
+    monkeypatch.setenv("DOCKER_CERT_PATH", str(tmp_path))
+    tcp = _client_kwargs("tcp://10.0.0.7:2376")
+    assert tcp["base_url"] == "tcp://10.0.0.7:2376" and tcp["tls"].verify is True
+    assert tcp["tls"].ca_cert == str(tmp_path / "ca.pem")
+    assert tcp["tls"].cert == (str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+    assert _client_kwargs("ssh://rl@gpu-7") == {"base_url": "ssh://rl@gpu-7", "use_ssh_client": True}
+    assert _client_kwargs("unix:///run/rollgym-docker2.sock") == {"base_url": "unix:///run/rollgym-docker2.sock"}
+    monkeypatch.delenv("DOCKER_TLS_VERIFY")
+    monkeypatch.delenv("DOCKER_CERT_PATH")
+    assert "tls" not in _client_kwargs("tcp://10.0.0.7:2375")
