@@ -1,5 +1,5 @@
-"""The second real Docker daemon of the several-Docker-hosts tests (`.ci/docker-up --second`): its address,
-starting it (idempotent) and killing it (SIGKILL, as a crashed host)."""
+"""The second real Docker daemon of the several-Docker-hosts tests (`.ci/docker-up --second`): its addresses
+(a unix socket, and TCP with TLS), starting it (idempotent) and killing it (SIGKILL, as a crashed host)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 DOCKER2 = "unix:///run/rollgym-docker2.sock"
+DOCKER2_TLS = "tcp://127.0.0.1:23760"  # the same daemon over TCP with TLS, client certificates in DOCKER2_CERTS
+DOCKER2_CERTS = "/var/lib/rollgym-docker2-tls"
 PIDFILE = "/run/rollgym-docker2.pid"
 DOCKER_UP = Path(__file__).resolve().parents[1] / ".ci" / "docker-up"
 

@@ -20,6 +20,7 @@ DEFAULT_HOST = "default"  # the default engine: `DOCKER_HOST`, else the Docker C
 HOSTS_ENV = "ROLLGYM_DOCKER_HOSTS"
 _CLIENTS: dict[tuple[str, float], docker.DockerClient] = {}
 _CLIENT_LOCK = threading.Lock()
+_HOST_LOCKS: dict[tuple[str, float], threading.Lock] = {}
 
 
 def configured_hosts(docker_host: str | list[str] | None = None) -> list[str]:
@@ -45,17 +46,32 @@ def client_for(host: str | None = None, timeout: float = 300) -> docker.DockerCl
     """The cached client of one daemon (`None` or "default": the default engine); thread-safe, with a larger
     connection pool for concurrent sandboxes. Creating it asks the daemon its API version."""
     host = host or DEFAULT_HOST
-    with _CLIENT_LOCK:
+    with _CLIENT_LOCK:  # one lock per host while its client is made: a host that hangs holds up no other
+        client = _CLIENTS.get((host, timeout))
+        lock = _HOST_LOCKS.setdefault((host, timeout), threading.Lock())
+    if client is not None:
+        return client
+    with lock:
         client = _CLIENTS.get((host, timeout))
         if client is None:
             try:
                 if host == DEFAULT_HOST:
                     client = docker.from_env(timeout=timeout, max_pool_size=64)
                 else:
-                    client = docker.DockerClient(timeout=timeout, max_pool_size=64, **_client_kwargs(host))
+                    kwargs = _client_kwargs(host)
+                    if kwargs.get("tls"):
+                        # requests would let REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE replace the daemon's CA (trust_env):
+                        # off before the first request, then the API version asked as `version="auto"` does.
+                        client = docker.DockerClient(timeout=timeout, max_pool_size=64,
+                                                     version=docker.constants.MINIMUM_DOCKER_API_VERSION, **kwargs)
+                        client.api.trust_env = False
+                        client.api._version = client.api._retrieve_server_version()
+                    else:
+                        client = docker.DockerClient(timeout=timeout, max_pool_size=64, **kwargs)
             except docker.errors.DockerException as exc:  # no daemon: an infrastructure failure, said as one
                 raise SandboxError(f"cannot reach the Docker engine at {host}: {exc}") from exc
-            _CLIENTS[(host, timeout)] = client
+            with _CLIENT_LOCK:
+                _CLIENTS[(host, timeout)] = client
         return client
 
 

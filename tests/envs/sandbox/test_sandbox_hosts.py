@@ -19,7 +19,7 @@ from rollgym.envs.sandbox import images as images_mod
 from rollgym.envs.sandbox.host_images import copy_image, ensure_image_on, forget
 from rollgym.envs.sandbox.images import build_image_from_dockerfile, image_exists
 
-from docker2_support import kill_docker2, start_docker2
+from docker2_support import DOCKER2_CERTS, DOCKER2_TLS, kill_docker2, start_docker2
 
 pytestmark = pytest.mark.docker
 
@@ -221,3 +221,18 @@ def test_tls_and_ssh_connection_settings(tmp_path, monkeypatch):
     monkeypatch.delenv("DOCKER_TLS_VERIFY")
     monkeypatch.delenv("DOCKER_CERT_PATH")
     assert "tls" not in _client_kwargs("tcp://10.0.0.7:2375")
+
+
+def test_a_tls_host(base_image, docker2, monkeypatch):
+    """The second daemon also listens on TCP with TLS and client certificates: with DOCKER_TLS_VERIFY and
+    DOCKER_CERT_PATH a sandbox runs there (runner included); without the certificates the daemon refuses."""
+    monkeypatch.setenv("DOCKER_TLS_VERIFY", "1")
+    monkeypatch.setenv("DOCKER_CERT_PATH", DOCKER2_CERTS)
+    with DockerSandbox(SandboxConfig(image=base_image, docker_host=DOCKER2_TLS, task_id="tls")) as sb:
+        assert sb.host == DOCKER2_TLS and sb.exec("echo over-tls").output.strip() == "over-tls"
+        assert sb.uses_runner, sb.runner_error
+        assert sb.name in list_containers(docker_host=docker2)  # the same daemon, seen over its unix socket
+    monkeypatch.delenv("DOCKER_TLS_VERIFY")
+    monkeypatch.delenv("DOCKER_CERT_PATH")
+    with pytest.raises(SandboxError, match="cannot reach the Docker engine at tcp://127.0.0.1:23760"):
+        client_for(DOCKER2_TLS, timeout=7)  # a new client (another timeout): plain HTTP to a TLS port
