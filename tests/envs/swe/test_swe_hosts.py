@@ -56,3 +56,53 @@ def _graded_on(host: str, since: int) -> bool:
     events = client_for(host).events(since=since, until=int(time.time()) + 1, decode=True,
                                      filters={"type": "container", "event": "create", "label": f"rollgym.task_id=grade-{TASK}"})
     return any(True for _ in events)
+
+
+def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_tok, say, monkeypatch):
+    """`run_rollouts` over both hosts; the second dockerd is SIGKILLed while every episode runs commands: the
+    rollouts there are recorded as `sandbox` errors (infrastructure), the others finish, nothing is left on the
+    live host, and the killed host is started again."""
+    import asyncio
+
+    from docker2_support import kill_docker2, start_docker2
+
+    from rollgym.envs.sandbox import RUN_ID, hosts, prune
+    from rollgym.rollouts.batch import run_rollouts
+    from rollgym.rollouts.engines.scripted import ScriptedEngine
+    from rollgym.rollouts.limits import Limits
+    from rollgym.rollouts.policy import Policy
+
+    monkeypatch.setattr(hosts, "COOLDOWN_S", 1.0)
+    task = next(t for t in load_bundled_tasks() if t.instance_id == TASK)
+    ensure_task_image(task, log=lambda _m: None)
+    both = [DEFAULT_HOST, docker2]
+    before = {h: set(list_containers(run_id=RUN_ID, docker_host=h)) for h in both}
+    engine = ScriptedEngine(lambda prompt, s: say.call("bash", command="sleep 1; echo step"))
+
+    def mine(host: str) -> set[str]:
+        return {c for c in list_containers(run_id=RUN_ID, docker_host=host) if "grade" not in c} - before[host]
+
+    async def main():
+        job = asyncio.create_task(run_rollouts("rollgym/SWE-v0", [task.model_dump(mode="json")], Policy(engine=engine, tokenizer=tool_tok),
+                                               n=4, concurrency=4, limits=Limits(max_turns=6, max_model_len=8192),
+                                               env_kwargs={"sandbox": {"docker_host": both}}))
+        for _ in range(600):  # until the four episodes run commands, two on each host
+            await asyncio.sleep(0.1)
+            if len(mine(DEFAULT_HOST)) == 2 and len(mine(docker2)) == 2 and engine.calls >= 4:
+                break
+        assert (len(mine(DEFAULT_HOST)), len(mine(docker2))) == (2, 2)
+        kill_docker2()
+        return await asyncio.wait_for(job, 300)
+
+    t0 = time.monotonic()
+    try:
+        rollouts = asyncio.run(main())
+    finally:
+        start_docker2()
+    failed = [r for r in rollouts if r.error is not None]
+    assert len(failed) == 2 and {r.error.category for r in failed} == {"sandbox"}, [r.error for r in failed]
+    assert all(r.stop_reason == "max_turns" and r.reward == 0.0 for r in rollouts if r.error is None), rollouts
+    assert time.monotonic() - t0 < 240
+    assert set(list_containers(run_id=RUN_ID, docker_host=DEFAULT_HOST)) == before[DEFAULT_HOST]
+    prune(run_id=RUN_ID, docker_host=docker2)  # what the killed daemon held
+    assert set(list_containers(run_id=RUN_ID, docker_host=docker2)) <= before[docker2]
