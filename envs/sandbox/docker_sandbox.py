@@ -22,7 +22,7 @@ from .models import QUIET_ENV, ExecResult, SandboxConfig
 from .keepalive import keepalive_command
 from .errors import (DirectoryInSandboxError, DiskLimitError, FileNotInSandboxError, HostUnavailableError, ImageError,
                      SandboxDeadError, SandboxError)
-from .host_images import ensure_image_on, forget
+from .host_images import ensure_image_on
 from .plain_exec import plain_exec
 from .runner_client import RunnerClient, RunnerError, RunnerLostError
 
@@ -67,7 +67,6 @@ class DockerSandbox:
                 self._slot = None
                 if isinstance(exc, Exception) and hosts.is_unreachable(exc):
                     hosts.mark_down(self.host, f"{type(exc).__name__}: {exc}")
-                    forget(self.host)
                     raise HostUnavailableError(f"Docker host {self.host} does not answer (out of rotation for "
                                                f"{hosts.COOLDOWN_S:.0f}s): {exc}") from exc
                 raise
@@ -319,9 +318,10 @@ class DockerSandbox:
             if self._closed:
                 return
             self._closed = True
+            slot, self._slot = self._slot, None
         lifecycle.unregister(self)
-        if self._slot is not None:
-            hosts.release(self._slot)
+        if slot is not None:
+            hosts.release(slot)
         if self._runner is not None:
             self._runner.close()
         try:
@@ -334,6 +334,14 @@ class DockerSandbox:
                 return
             if "already in progress" not in str(exc) and "No such container" not in str(exc):
                 raise
+
+    def take_slot(self) -> str | None:
+        """Hand this sandbox's placement slot (its host) to the caller, who gives it to a new sandbox there
+        (`_reserved_host`) or releases it (`hosts.release`); closing this one then frees none. SWE grading
+        reuses the episode's slot so: it never waits for one in a worker thread."""
+        with self._close_lock:
+            slot, self._slot = self._slot, None
+        return slot
 
     async def aclose(self) -> None:
         """`close` that completes even if the awaiting task is cancelled."""

@@ -15,6 +15,7 @@ import requests.exceptions
 
 from .daemon import DEFAULT_HOST, client_for, configured_hosts
 from .errors import HostUnavailableError
+from .host_images import forget
 
 COOLDOWN_S = float(os.environ.get("ROLLGYM_HOST_COOLDOWN_S", "30"))
 PROBE_TIMEOUT_S = 5.0
@@ -59,11 +60,13 @@ def is_unreachable(exc: BaseException) -> bool:
 
 
 def mark_down(address: str, reason: str) -> None:
-    """Take a host out of rotation for `COOLDOWN_S` (then it is probed before being used again)."""
+    """Take a host out of rotation for `COOLDOWN_S` (then it is probed before being used again); its images
+    are checked again when it is back."""
     with _COND:
         state = _state(address)
         state.down_until, state.down_reason = time.monotonic() + COOLDOWN_S, reason
         _COND.notify_all()
+    forget(address)
 
 
 def _probe(address: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from ..core import Env, InvalidTaskError, tool
 from ..sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool, start_sandbox
+from ..sandbox import hosts
 from ..sandbox.hosts import home_client
 from .base_commit import check_in
 from .diffs import MAX_DIFF_BYTES, diff_problem
@@ -184,10 +185,20 @@ class SWEEnv(Env):
             self.grade = GradeResult(instance_id=self.swe_task.instance_id, status="infra_error",
                                      error=f"could not read the agent's changes: {exc}")
         else:
-            await self.teardown()  # the agent's sandbox is done: free it before grading starts another
+            # The agent's sandbox is done: free it before grading starts another, on its host, in its slot.
+            slot = self.sandbox.take_slot() if self.sandbox is not None else None
+            try:
+                await self.teardown()
+            except BaseException:
+                if slot is not None:
+                    hosts.release(slot)
+                raise
             if not self.grade_on_end:
+                if slot is not None:
+                    hosts.release(slot)
                 return 0.0, {"diff_chars": float(len(self.final_diff))}
-            self.grade = await asyncio.to_thread(functools.partial(grade_patch, self.swe_task, self.final_diff, **self.placement))
+            self.grade = await asyncio.to_thread(functools.partial(grade_patch, self.swe_task, self.final_diff,
+                                                                   **self.placement, slot=slot))
         if self.grade.infra_failure:
             raise GradingFailed(f"{self.swe_task.instance_id} was not graded ({self.grade.status}): {self.grade.error}")
         return float(self.grade.resolved), self.grade.reward_components()

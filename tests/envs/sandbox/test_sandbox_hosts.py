@@ -37,7 +37,8 @@ def _label_hosts(docker2: str, run_id: str) -> dict[str, int]:
 async def test_sandboxes_spread_least_loaded_under_a_cap(base_image, docker2):
     run_id = f"spread-{uuid.uuid4().hex[:8]}"
     cfg = _config(base_image, docker2, run_id, max_per_host=3)
-    made = await asyncio.gather(*(start_sandbox(cfg) for _ in range(6)))
+    assert hosts.load([DEFAULT_HOST, docker2]) == {DEFAULT_HOST: 0, docker2: 0}, "sandboxes of other tests are still live"
+    made = await asyncio.wait_for(asyncio.gather(*(start_sandbox(cfg) for _ in range(6))), 120)
     try:
         assert sorted(sb.host for sb in made) == sorted([DEFAULT_HOST] * 3 + [docker2] * 3)
         assert _label_hosts(docker2, run_id) == {DEFAULT_HOST: 3, docker2: 3}

@@ -106,3 +106,31 @@ def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_
     assert set(list_containers(run_id=RUN_ID, docker_host=DEFAULT_HOST)) == before[DEFAULT_HOST]
     prune(run_id=RUN_ID, docker_host=docker2)  # what the killed daemon held
     assert set(list_containers(run_id=RUN_ID, docker_host=docker2)) <= before[docker2]
+
+
+def test_grading_reuses_the_episodes_slot(base_image, docker2):
+    """With one slot per host, grading in the episode's slot (what SWEEnv does) runs at once on that host;
+    asking for a new slot would wait for ever, since the slot is still held."""
+    import threading
+
+    from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, hosts
+    from rollgym.envs.swe import grade_patch
+
+    task = next(t for t in load_bundled_tasks() if t.instance_id == TASK)
+    image = ensure_task_image(task, log=lambda _m: None)
+    sb = DockerSandbox(SandboxConfig(image=image, docker_host=[docker2], max_per_host=1, task_id="episode", use_runner=False))
+    slot = sb.take_slot()
+    sb.close()
+    assert slot == docker2 and hosts.load([docker2]) == {docker2: 1}, "the slot outlives the sandbox that gave it"
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(grade_patch(task, task.patch, docker_host=[DEFAULT_HOST, docker2],
+                                                                     max_per_host=1, slot=slot)), daemon=True)
+    worker.start()
+    worker.join(120)  # a daemon thread: were it waiting for a slot for ever, the test fails and the session still ends
+    assert done and done[0].resolved, done
+    assert hosts.load([docker2]) == {docker2: 0}
+    # A refused patch is decided without a sandbox, and still frees the slot it was given.
+    from rollgym.envs.swe.diffs import MAX_DIFF_BYTES
+
+    refused = grade_patch(task, "x" * (MAX_DIFF_BYTES + 1), slot=hosts.reserve([docker2], 1))
+    assert refused.status == "patch_failed" and hosts.load([docker2]) == {docker2: 0}
