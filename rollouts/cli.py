@@ -180,25 +180,38 @@ app.add_typer(image_app, name="image")
 app.add_typer(task_app, name="task")
 
 
+DOCKER_HOST_HELP = "a Docker daemon (unix://, tcp://, ssh://); repeat for several (default: $ROLLGYM_DOCKER_HOSTS, else the default engine)"
+
+
 @sandbox_app.command("prune")
 def sandbox_prune(
     all_: bool = typer.Option(False, "--all", help="remove every rollgym container, not only orphans"),
     run_id: str = typer.Option(None, "--run-id", help="remove the containers of this run"),
+    docker_host: Optional[list[str]] = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP),
 ) -> None:
-    """Remove leftover rollgym containers (found by label): orphans by default."""
-    from rollgym.envs.sandbox import prune
+    """Remove leftover rollgym containers (found by label) on every Docker host: orphans by default."""
+    from rollgym.envs.sandbox.host_listing import prune_hosts
 
-    removed = prune(all_containers=all_, run_id=run_id)
+    removed, failed = prune_hosts(all_containers=all_, run_id=run_id, docker_host=docker_host or None)
     typer.echo(f"removed {len(removed)} container(s)" + (": " + ", ".join(removed) if removed else ""))
+    for host, why in failed.items():
+        typer.echo(f"{host}: not pruned: {why}", err=True)
+    if failed:
+        raise typer.Exit(1)
 
 
 @sandbox_app.command("list")
-def sandbox_list() -> None:
-    """List rollgym containers (running or not)."""
-    from rollgym.envs.sandbox import list_containers
+def sandbox_list(docker_host: Optional[list[str]] = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP)) -> None:
+    """List rollgym containers (running or not) on every Docker host: NAME, HOST, STATE, RUN, TASK."""
+    from rollgym.envs.sandbox.host_listing import list_hosts, table
 
-    for name in list_containers():
-        typer.echo(name)
+    rows, failed = list_hosts(docker_host=docker_host or None)
+    if rows:
+        typer.echo(table(rows))
+    for host, why in failed.items():
+        typer.echo(f"{host}: not listed: {why}", err=True)
+    if failed:
+        raise typer.Exit(1)
 
 
 @image_app.command("build")
@@ -309,8 +322,12 @@ def generate_cmd(
     tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="tokenizer directory (for vllm: specs without #MODEL)"),
     chat_template: Optional[str] = typer.Option(None, "--chat-template", help="Jinja chat template file"),
     engine_arg: Optional[list[str]] = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
+    docker_host: Optional[list[str]] = typer.Option(None, "--docker-host", help="sandboxes on this Docker daemon; repeat "
+                                                    "to spread them over several (sets $ROLLGYM_DOCKER_HOSTS for the run)"),
 ) -> None:
     """Batch-generate rollouts to disk: resumable, one JSON line per rollout, with a summary."""
+    if docker_host:  # in the environment, so workers and locally started Ray actors inherit it
+        os.environ["ROLLGYM_DOCKER_HOSTS"] = ",".join(docker_host)
     from .engines import SamplingParams
     from .engines.cli import parse_engine_args
     from .generate import run_generate

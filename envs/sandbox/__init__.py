@@ -1,15 +1,17 @@
-"""Sandboxes: the `Sandbox` protocol, `DockerSandbox`, images, the warm `SandboxPool`, leak prevention."""
+"""Sandboxes: the `Sandbox` protocol, `DockerSandbox`, images, the warm `SandboxPool`, leak prevention,
+placement over several Docker hosts (hosts.py)."""
 
-from .daemon import docker_client, engine_available, ensure_engine
+from .daemon import DEFAULT_HOST, client_for, configured_hosts, docker_client, engine_available, ensure_engine
 from .docker_sandbox import DockerSandbox, start_sandbox
 from .images import base_image_name, bootstrap_base_image, build_image, build_image_from_dockerfile, ensure_image
-from .lifecycle import RUN_ID, SandboxGroup, list_containers, prune
-from .errors import DiskLimitError, FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
+from .lifecycle import RUN_ID, ContainerRow, SandboxGroup, list_containers, list_sandboxes, prune
+from .errors import DiskLimitError, FileNotInSandboxError, HostUnavailableError, ImageError, SandboxDeadError, SandboxError
 from .models import ExecResult, SandboxConfig
 from .pool import SandboxPool
 from .protocol import Sandbox
 
 __all__ = [
+    "ContainerRow", "DEFAULT_HOST", "HostUnavailableError", "client_for", "configured_hosts", "list_sandboxes",
     "DiskLimitError", "DockerSandbox", "ExecResult", "FileNotInSandboxError", "ImageError", "RUN_ID", "Sandbox",
     "SandboxConfig", "SandboxDeadError", "SandboxError", "SandboxGroup", "SandboxPool", "base_image_name",
     "bootstrap_base_image", "build_image", "build_image_from_dockerfile", "docker_client", "engine_available",

@@ -1,4 +1,4 @@
-"""The Docker daemon: one shared client, engine start-up, and retries of transient daemon errors."""
+"""Docker daemons: one cached client per host address, engine start-up, and retries of transient daemon errors."""
 
 from __future__ import annotations
 
@@ -16,20 +16,74 @@ import requests.exceptions
 from .errors import SandboxDeadError, SandboxError
 
 T = TypeVar("T")
-_CLIENT: docker.DockerClient | None = None
+DEFAULT_HOST = "default"  # the default engine: `DOCKER_HOST`, else the Docker CLI's context, else the local socket
+HOSTS_ENV = "ROLLGYM_DOCKER_HOSTS"
+_CLIENTS: dict[tuple[str, float], docker.DockerClient] = {}
 _CLIENT_LOCK = threading.Lock()
+_HOST_LOCKS: dict[tuple[str, float], threading.Lock] = {}
+
+
+def configured_hosts(docker_host: str | list[str] | None = None) -> list[str]:
+    """The daemon addresses to use: `docker_host` (one, a list, or comma-separated), else `ROLLGYM_DOCKER_HOSTS`,
+    else the default engine. Order kept, duplicates dropped."""
+    given = docker_host if docker_host else os.environ.get(HOSTS_ENV, "")
+    parts = given.split(",") if isinstance(given, str) else list(given)
+    hosts = list(dict.fromkeys(p.strip() for p in parts if p and p.strip()))
+    return hosts or [DEFAULT_HOST]
+
+
+def _client_kwargs(host: str) -> dict:
+    """Connection settings for one address: TLS from `DOCKER_TLS_VERIFY`/`DOCKER_CERT_PATH` for tcp://,
+    the system `ssh` client for ssh:// (so ~/.ssh/config, agents and known_hosts apply)."""
+    if host.startswith("tcp://") or host.startswith("https://"):
+        return docker.utils.kwargs_from_env(environment={**os.environ, "DOCKER_HOST": host})
+    if host.startswith("ssh://"):
+        return {"base_url": host, "use_ssh_client": True}
+    return {"base_url": host}
+
+
+def client_for(host: str | None = None, timeout: float = 300) -> docker.DockerClient:
+    """The cached client of one daemon (`None` or "default": the default engine); thread-safe, with a larger
+    connection pool for concurrent sandboxes. Creating it asks the daemon its API version."""
+    host = host or DEFAULT_HOST
+    with _CLIENT_LOCK:  # one lock per host while its client is made: a host that hangs holds up no other
+        client = _CLIENTS.get((host, timeout))
+        lock = _HOST_LOCKS.setdefault((host, timeout), threading.Lock())
+    if client is not None:
+        return client
+    with lock:
+        client = _CLIENTS.get((host, timeout))
+        if client is None:
+            try:
+                if host == DEFAULT_HOST:
+                    client = docker.from_env(timeout=timeout, max_pool_size=64)
+                else:
+                    kwargs = _client_kwargs(host)
+                    if kwargs.get("tls"):
+                        # requests would let REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE replace the daemon's CA (trust_env):
+                        # off before the first request, then the API version asked as `version="auto"` does.
+                        client = docker.DockerClient(timeout=timeout, max_pool_size=64,
+                                                     version=docker.constants.MINIMUM_DOCKER_API_VERSION, **kwargs)
+                        client.api.trust_env = False
+                        client.api._version = client.api._retrieve_server_version()
+                    else:
+                        client = docker.DockerClient(timeout=timeout, max_pool_size=64, **kwargs)
+            except docker.errors.DockerException as exc:  # no daemon: an infrastructure failure, said as one
+                raise SandboxError(f"cannot reach the Docker engine at {host}: {exc}") from exc
+            with _CLIENT_LOCK:
+                _CLIENTS[(host, timeout)] = client
+        return client
+
+
+def host_of(client: docker.DockerClient) -> str:
+    """The address a client was made for by `client_for`, else its base URL (a client made elsewhere)."""
+    with _CLIENT_LOCK:
+        return next((host for (host, _), c in _CLIENTS.items() if c is client), client.api.base_url)
 
 
 def docker_client() -> docker.DockerClient:
-    """The process-wide Docker client (thread-safe; a larger connection pool for concurrent sandboxes)."""
-    global _CLIENT
-    with _CLIENT_LOCK:
-        if _CLIENT is None:
-            try:
-                _CLIENT = docker.from_env(timeout=300, max_pool_size=64)
-            except docker.errors.DockerException as exc:  # no daemon: an infrastructure failure, said as one
-                raise SandboxError(f"cannot reach the Docker engine: {exc}") from exc
-        return _CLIENT
+    """The default engine's client (one Docker host; sandboxes use their own host's client: `client_for`)."""
+    return client_for(DEFAULT_HOST)
 
 
 def engine_available() -> tuple[bool, str]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _UNITS = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 #: Storage drivers whose `size` storage option bounds a container's writable layer.
 _SIZED_DRIVERS = {"btrfs", "zfs", "devicemapper", "windowsfilter"}
-_driver_support: dict[str, bool] = {}
+_driver_support: dict[int, bool] = {}
 
 
 def parse_size(text: str) -> int:
@@ -40,7 +40,7 @@ def parse_size(text: str) -> int:
 
 def storage_size_supported(client: docker.DockerClient) -> bool:
     """Whether this daemon's storage driver can cap a container's writable layer (cached per daemon)."""
-    key = client.api.base_url
+    key = id(client.api)  # per client, i.e. per daemon (every unix socket's base_url is http+docker://localhost)
     if key not in _driver_support:
         try:
             info = client.info()
@@ -54,7 +54,7 @@ def storage_size_supported(client: docker.DockerClient) -> bool:
 
 def storage_size_refused(client: docker.DockerClient) -> None:
     """The daemon refused `size` after all (e.g. xfs mounted without pquota): measure instead from now on."""
-    _driver_support[client.api.base_url] = False
+    _driver_support[id(client.api)] = False
 
 
 class DiskWatch:

@@ -12,14 +12,17 @@ import uuid
 
 import docker
 import docker.errors
+import requests.exceptions
 
-from . import lifecycle
+from . import hosts, lifecycle
 from .archives import dir_archive, file_archive, first_file
-from .daemon import docker_client, is_not_running_error, with_retries
+from .daemon import DEFAULT_HOST, client_for, configured_hosts, host_of, is_not_running_error, with_retries
 from .disk import WATCH, parse_size, storage_size_refused, storage_size_supported
 from .models import QUIET_ENV, ExecResult, SandboxConfig
 from .keepalive import keepalive_command
-from .errors import DirectoryInSandboxError, DiskLimitError, FileNotInSandboxError, ImageError, SandboxDeadError, SandboxError
+from .errors import (DirectoryInSandboxError, DiskLimitError, FileNotInSandboxError, HostUnavailableError, ImageError,
+                     SandboxDeadError, SandboxError)
+from .host_images import ensure_image_on
 from .plain_exec import plain_exec
 from .runner_client import RunnerClient, RunnerError, RunnerLostError
 
@@ -29,11 +32,15 @@ def _slug(text: str | None) -> str:
 
 
 class DockerSandbox:
-    """A container created with safe defaults (no network, limits, no capabilities, init, TTL'd PID 1)."""
+    """A container created with safe defaults (no network, limits, no capabilities, init, TTL'd PID 1), on
+    one of the configured Docker hosts (`config.docker_host`; placement: hosts.py). Every operation on it
+    uses that host's client (`self.client`); `self.host` is its address."""
 
-    def __init__(self, config: SandboxConfig, client: docker.DockerClient | None = None) -> None:
+    def __init__(self, config: SandboxConfig, client: docker.DockerClient | None = None, *,
+                 _reserved_host: str | None = None) -> None:
+        """`client`: use this daemon, outside placement; `_reserved_host`: a slot already reserved there
+        (`start_sandbox`), which this sandbox now owns."""
         self.config = config
-        self.client = client or docker_client()
         self.name = f"rollgym-{_slug(config.task_id)}-{uuid.uuid4().hex[:10]}"
         self._closed = False
         self._close_lock = threading.Lock()
@@ -43,7 +50,26 @@ class DockerSandbox:
         self.runner_error: str | None = None
         self.disk_budget: int | None = None  # bytes, when measured here (not enforced by the storage driver)
         self.disk_used: int | None = None  # set when the writable layer went over the budget
-        self.container = self._create()
+        self._slot: str | None = None  # the host whose placement slot this sandbox holds until closed
+        if client is not None:
+            self.client, self.host = client, host_of(client)
+            self.container = self._create()
+        else:
+            candidates = configured_hosts(config.docker_host)
+            self.host = _reserved_host or hosts.reserve(candidates, config.max_per_host)
+            self._slot = self.host
+            try:
+                self.client = client_for(self.host)
+                ensure_image_on(config.image, self.host, [*candidates, DEFAULT_HOST])
+                self.container = self._create()
+            except BaseException as exc:
+                hosts.release(self.host)
+                self._slot = None
+                if isinstance(exc, Exception) and hosts.is_unreachable(exc):
+                    hosts.mark_down(self.host, f"{type(exc).__name__}: {exc}")
+                    raise HostUnavailableError(f"Docker host {self.host} does not answer (out of rotation for "
+                                               f"{hosts.COOLDOWN_S:.0f}s): {exc}") from exc
+                raise
         lifecycle.register(self)
         if config.use_runner:
             self._start_runner()
@@ -54,7 +80,7 @@ class DockerSandbox:
         tmpfs = dict(cfg.tmpfs)
         if cfg.read_only:
             tmpfs.setdefault("/tmp", "rw,exec,size=512m,mode=1777")
-        labels = {**cfg.labels, **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s)}
+        labels = {**cfg.labels, **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s), lifecycle.HOST_LABEL: self.host}
         kwargs = dict(
             command=keepalive_command(cfg.ttl_s), name=self.name, detach=True, init=False, labels=labels,
             network_mode=cfg.network_mode, mem_limit=cfg.mem_limit, memswap_limit=cfg.memswap_limit or cfg.mem_limit,
@@ -121,6 +147,9 @@ class DockerSandbox:
             return "gone"
         except docker.errors.APIError as exc:
             return f"unknown ({exc})"
+        except requests.exceptions.RequestException as exc:  # the daemon stopped answering
+            hosts.mark_down(self.host, f"{type(exc).__name__}: {exc}")
+            return f"unknown (Docker host {self.host} does not answer)"
         state = self.container.attrs.get("State", {})
         return state.get("Status", "unknown") + (" (OOMKilled)" if state.get("OOMKilled") else "")
 
@@ -289,7 +318,10 @@ class DockerSandbox:
             if self._closed:
                 return
             self._closed = True
+            slot, self._slot = self._slot, None
         lifecycle.unregister(self)
+        if slot is not None:
+            hosts.release(slot)
         if self._runner is not None:
             self._runner.close()
         try:
@@ -297,8 +329,19 @@ class DockerSandbox:
         except SandboxDeadError:
             pass
         except SandboxError as exc:
+            if hosts.is_unreachable(exc):  # its host is gone: `rollgym sandbox prune` (or its TTL) removes it later
+                hosts.mark_down(self.host, str(exc))
+                return
             if "already in progress" not in str(exc) and "No such container" not in str(exc):
                 raise
+
+    def take_slot(self) -> str | None:
+        """Hand this sandbox's placement slot (its host) to the caller, who gives it to a new sandbox there
+        (`_reserved_host`) or releases it (`hosts.release`); closing this one then frees none. SWE grading
+        reuses the episode's slot so: it never waits for one in a worker thread."""
+        with self._close_lock:
+            slot, self._slot = self._slot, None
+        return slot
 
     async def aclose(self) -> None:
         """`close` that completes even if the awaiting task is cancelled."""
@@ -317,7 +360,7 @@ class DockerSandbox:
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f"DockerSandbox(name={self.name!r}, image={self.config.image!r}, closed={self._closed})"
+        return f"DockerSandbox(name={self.name!r}, image={self.config.image!r}, host={self.host!r}, closed={self._closed})"
 
 
 async def start_sandbox(config: SandboxConfig) -> DockerSandbox:
@@ -326,9 +369,11 @@ async def start_sandbox(config: SandboxConfig) -> DockerSandbox:
     and then removes it itself: the cleanup depends on no event loop, which may already be gone (after
     SIGTERM, `asyncio.run` cancels the remaining tasks and only waits for the executor's threads)."""
     lock, state = threading.Lock(), {"abandoned": False, "sandbox": None}
+    # A slot is waited for here, not in a worker thread: those threads also close sandboxes (which free slots).
+    host = await hosts.areserve(configured_hosts(config.docker_host), config.max_per_host)
 
     def create() -> DockerSandbox | None:
-        sandbox = DockerSandbox(config)
+        sandbox = DockerSandbox(config, _reserved_host=host)
         with lock:
             if not state["abandoned"]:
                 state["sandbox"] = sandbox

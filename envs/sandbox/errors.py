@@ -16,6 +16,10 @@ class DiskLimitError(SandboxDeadError):
     category = "disk"
 
 
+class HostUnavailableError(SandboxError):
+    """A Docker host does not answer (refused, timed out): it is taken out of rotation for a while."""
+
+
 class ImageError(SandboxError):
     """An image could not be found, pulled, built or bootstrapped."""
 
@@ -28,4 +32,4 @@ class DirectoryInSandboxError(EnvError, IsADirectoryError):
     """A file operation on a path that is a directory in the sandbox."""
 
 
-__all__ = ["DirectoryInSandboxError", "DiskLimitError", "FileNotInSandboxError", "ImageError", "SandboxDeadError", "SandboxError"]
+__all__ = ["DirectoryInSandboxError", "DiskLimitError", "FileNotInSandboxError", "HostUnavailableError", "ImageError", "SandboxDeadError", "SandboxError"]

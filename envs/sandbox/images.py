@@ -37,6 +37,9 @@ CMD ["sleep", "infinity"]
 """
 
 Log = Callable[[str], None]
+# How each image built in this process was made (Dockerfile, context files), so another Docker host that
+# lacks it can build it too (host_images.py).
+RECIPES: dict[str, tuple[str, dict[str, bytes]]] = {}
 
 
 def _hash(*parts: str | bytes) -> str:
@@ -63,9 +66,10 @@ def base_image_name() -> str:
     return f"{BASE_REPO}:{BASE_SUITE}-{key}"
 
 
-def bootstrap_base_image(log: Log = print, force: bool = False) -> str:
-    """Build the base image offline from Debian packages: debootstrap a rootfs, import it, add a layer."""
-    client = docker_client()
+def bootstrap_base_image(log: Log = print, force: bool = False, client: docker.DockerClient | None = None) -> str:
+    """Build the base image offline from Debian packages: debootstrap a rootfs, import it, add a layer
+    (on `client`'s daemon; default: the default engine)."""
+    client = client or docker_client()
     name = base_image_name()
     if image_exists(name, client) and not force:
         log(f"[image] {name} is up to date")
@@ -93,14 +97,17 @@ def bootstrap_base_image(log: Log = print, force: bool = False) -> str:
             repo, tag = rootfs_tag.rsplit(":", 1)
             client.api.import_image_from_file(str(tar_path), repository=repo, tag=tag)
     dockerfile = BASE_LAYER_DOCKERFILE.format(rootfs=rootfs_tag)
-    build_image_from_dockerfile(dockerfile, name, log=log)
+    build_image_from_dockerfile(dockerfile, name, log=log, client=client)
     client.images.get(name).tag(BASE_REPO, "latest")
     log(f"[image] built {name}")
     return name
 
 
-def build_image_from_dockerfile(dockerfile: str, tag: str, files: dict[str, bytes] | None = None, log: Log = print) -> str:
-    """`docker build` of an in-memory context (a Dockerfile plus files), with no network."""
+def build_image_from_dockerfile(dockerfile: str, tag: str, files: dict[str, bytes] | None = None, log: Log = print,
+                                client: docker.DockerClient | None = None) -> str:
+    """`docker build` of an in-memory context (a Dockerfile plus files), with no network; the recipe is kept
+    (`RECIPES`) so other Docker hosts can build the same image."""
+    RECIPES[tag] = (dockerfile, dict(files or {}))
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as tar:
         for name, data in {"Dockerfile": dockerfile.encode(), **(files or {})}.items():
@@ -108,7 +115,7 @@ def build_image_from_dockerfile(dockerfile: str, tag: str, files: dict[str, byte
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
     context.seek(0)
-    client = docker_client()
+    client = client or docker_client()
     try:
         _, logs = client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True,
                                       network_mode="none", pull=False)
@@ -146,13 +153,15 @@ def build_image(context_dir: str | Path, repo: str, log: Log = print, network_mo
     return tag
 
 
-def ensure_image(name: str, log: Log = print) -> str:
-    """Make `name` available locally: present already, or pulled; a clear error when neither works."""
-    if image_exists(name):
+def ensure_image(name: str, log: Log = print, client: docker.DockerClient | None = None) -> str:
+    """Make `name` available on `client`'s daemon (default engine): present already, or pulled; a clear error
+    when neither works."""
+    client = client or docker_client()
+    if image_exists(name, client):
         return name
     log(f"[image] pulling {name}")
     try:
-        docker_client().images.pull(name)
+        client.images.pull(name)
     except docker.errors.APIError as exc:
         raise ImageError(f"image {name!r} is not present and cannot be pulled ({exc}); "
                          "on machines without a registry, build or import it first") from exc

@@ -14,14 +14,17 @@ import weakref
 from typing import TYPE_CHECKING
 
 import docker.errors
+import requests.exceptions
+from pydantic import BaseModel
 
-from .daemon import docker_client
-from .errors import SandboxDeadError
+from .daemon import client_for, configured_hosts
+from .errors import SandboxDeadError, SandboxError
 
 if TYPE_CHECKING:
     from .docker_sandbox import DockerSandbox
 
 LABEL = "rollgym"
+HOST_LABEL = "rollgym.docker_host"  # the Docker host address (`rollgym.host` is the machine that created it)
 RUN_ID = os.environ.get("ROLLGYM_RUN_ID") or uuid.uuid4().hex[:12]
 HOST = socket.gethostname()
 _LIVE: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
@@ -146,27 +149,54 @@ def is_orphan(labels: dict[str, str], now: float | None = None) -> bool:
     return False
 
 
-def prune(all_containers: bool = False, run_id: str | None = None) -> list[str]:
-    """Remove rollgym containers: orphans by default, one run's with `run_id`, or all with `all_containers`."""
-    client = docker_client()
-    filters = {"label": [f"{LABEL}=1"] + ([f"rollgym.run_id={run_id}"] if run_id else [])}
-    removed = []
-    for c in client.api.containers(all=True, filters=filters):  # no per-container inspect: no race with removals
-        if not (all_containers or run_id or is_orphan(c.get("Labels") or {})):
-            continue
-        try:
-            client.api.remove_container(c["Id"], force=True)
-            removed.append(c["Names"][0].lstrip("/"))
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.APIError as exc:
-            if "already in progress" not in str(exc):
-                raise
-    return removed
+class ContainerRow(BaseModel):
+    """One rollgym container as `rollgym sandbox list` shows it."""
+
+    name: str
+    host: str  # the Docker host address it was listed on
+    state: str
+    run_id: str
+    task_id: str
+    labels: dict[str, str]
 
 
-def list_containers(run_id: str | None = None) -> list[str]:
-    """Names of rollgym containers (optionally of one run), running or not."""
+def _rows(host: str, run_id: str | None) -> list[dict]:
     filters = {"label": [f"{LABEL}=1"] + ([f"rollgym.run_id={run_id}"] if run_id else [])}
     # The low-level listing: `containers.list` inspects each container, which races with their removal.
-    return [c["Names"][0].lstrip("/") for c in docker_client().api.containers(all=True, filters=filters)]
+    try:
+        return client_for(host).api.containers(all=True, filters=filters)
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        raise SandboxError(f"Docker host {host}: cannot list containers: {exc}") from exc
+
+
+def list_sandboxes(run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[ContainerRow]:
+    """rollgym containers (optionally of one run) on every configured host, running or not."""
+    return [ContainerRow(name=c["Names"][0].lstrip("/"), host=host, state=c.get("State", ""),
+                         run_id=(c.get("Labels") or {}).get("rollgym.run_id", ""),
+                         task_id=(c.get("Labels") or {}).get("rollgym.task_id", ""), labels=c.get("Labels") or {})
+            for host in configured_hosts(docker_host) for c in _rows(host, run_id)]
+
+
+def list_containers(run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[str]:
+    """Names of rollgym containers (optionally of one run) on every configured host, running or not."""
+    return [row.name for row in list_sandboxes(run_id, docker_host)]
+
+
+def prune(all_containers: bool = False, run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[str]:
+    """Remove rollgym containers on every configured host: orphans by default, one run's with `run_id`, or all
+    with `all_containers`."""
+    removed = []
+    for host in configured_hosts(docker_host):
+        api = client_for(host).api
+        for c in _rows(host, run_id):  # no per-container inspect: no race with removals
+            if not (all_containers or run_id or is_orphan(c.get("Labels") or {})):
+                continue
+            try:
+                api.remove_container(c["Id"], force=True)
+                removed.append(c["Names"][0].lstrip("/"))
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.APIError as exc:
+                if "already in progress" not in str(exc):
+                    raise
+    return removed

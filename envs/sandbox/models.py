@@ -49,6 +49,11 @@ class SandboxConfig(BaseModel):
     use_runner: bool = True  # persistent in-container runner for fast exec, with plain exec fallback
     default_timeout_s: float = 120.0
     max_output_bytes: int = 50_000  # kept: the first and last halves; the rest is elided and counted
+    # The Docker daemon(s): an address (unix:///…sock, tcp://host:2376 with DOCKER_TLS_VERIFY/DOCKER_CERT_PATH,
+    # ssh://user@host) or several (a list, or comma-separated), over which sandboxes are placed least-loaded.
+    # None: `ROLLGYM_DOCKER_HOSTS` (comma-separated) if set, else the default engine (DOCKER_HOST or the local socket).
+    docker_host: str | list[str] | None = None
+    max_per_host: int | None = Field(default=None, ge=1)  # live sandboxes per host; at the cap on all: wait for a slot
 
     @field_validator("disk_limit")
     @classmethod

@@ -10,6 +10,7 @@ import uuid
 
 import docker
 import docker.errors
+import requests.exceptions
 
 from .daemon import with_retries
 from .models import ExecResult
@@ -24,7 +25,7 @@ def _exit_code(api: docker.APIClient, exec_id: str) -> int | None:
     for _ in range(50):
         try:
             info = api.exec_inspect(exec_id)
-        except docker.errors.APIError:
+        except (docker.errors.APIError, requests.exceptions.RequestException):  # gone, or its daemon stopped answering
             return None
         if not info.get("Running"):
             return info.get("ExitCode")

@@ -4,11 +4,14 @@ graded in a fresh container (see grading.py). A reply without tool calls gets on
 from __future__ import annotations
 
 import asyncio
+import functools
 import shlex
 from typing import Any, Literal
 
 from ..core import Env, InvalidTaskError, tool
 from ..sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool, start_sandbox
+from ..sandbox import hosts
+from ..sandbox.hosts import home_client
 from .base_commit import check_in
 from .diffs import MAX_DIFF_BYTES, diff_problem
 from .editor import EditorError, StrReplaceEditor
@@ -71,6 +74,7 @@ class SWEEnv(Env):
         self.swe_task: SWETask | None = None
         self.grade: GradeResult | None = None
         self.final_diff: str | None = None
+        self.placement: dict[str, Any] = {}  # docker_host, max_per_host: grading runs on the same hosts
 
     @classmethod
     def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -81,7 +85,9 @@ class SWEEnv(Env):
         self.swe_task = parse_task(task) if task else load_bundled_tasks()[int(self.np_random.integers(6))]
         t = self.swe_task
         self.grade, self.final_diff, self.nudges = None, None, 0
-        image = await asyncio.to_thread(ensure_task_image, t, lambda _m: None)
+        placement = {**self.sandbox_overrides, **t.sandbox}
+        self.placement = {"docker_host": placement.get("docker_host"), "max_per_host": placement.get("max_per_host")}
+        image = await asyncio.to_thread(ensure_task_image, t, lambda _m: None, home_client(self.placement["docker_host"]))
         config = SandboxConfig(**{"image": image, "workdir": t.workdir, "task_id": t.instance_id,
                                   **t.default_sandbox(), **self.sandbox_overrides, **t.sandbox})
         self.sandbox = await (self.pool.acquire(config) if self.pool else start_sandbox(config))
@@ -179,10 +185,20 @@ class SWEEnv(Env):
             self.grade = GradeResult(instance_id=self.swe_task.instance_id, status="infra_error",
                                      error=f"could not read the agent's changes: {exc}")
         else:
-            await self.teardown()  # the agent's sandbox is done: free it before grading starts another
+            # The agent's sandbox is done: free it before grading starts another, on its host, in its slot.
+            slot = self.sandbox.take_slot() if self.sandbox is not None else None
+            try:
+                await self.teardown()
+            except BaseException:
+                if slot is not None:
+                    hosts.release(slot)
+                raise
             if not self.grade_on_end:
+                if slot is not None:
+                    hosts.release(slot)
                 return 0.0, {"diff_chars": float(len(self.final_diff))}
-            self.grade = await asyncio.to_thread(grade_patch, self.swe_task, self.final_diff)
+            self.grade = await asyncio.to_thread(functools.partial(grade_patch, self.swe_task, self.final_diff,
+                                                                   **self.placement, slot=slot))
         if self.grade.infra_failure:
             raise GradingFailed(f"{self.swe_task.instance_id} was not graded ({self.grade.status}): {self.grade.error}")
         return float(self.grade.resolved), self.grade.reward_components()

@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..sandbox import DockerSandbox, SandboxConfig, SandboxError
+from ..sandbox.daemon import client_for
+from ..sandbox.hosts import home_client, release
 from .diffs import diff_paths, diff_problem, filter_agent_diff
 from .images import ensure_task_image
 from .task import SWETask
@@ -74,25 +76,33 @@ def _apply(sb: DockerSandbox, patch: str, name: str) -> str | None:
 
 
 def grade_patch(task: SWETask, diff: str, *, mem_limit: str = "4g", cpus: float = 1.0, keep_all_outcomes: bool = False,
-                log=lambda _m: None) -> GradeResult:
-    """Run the task's tests against `diff` in a fresh sandbox; never raises for infrastructure failures."""
+                log=lambda _m: None, docker_host: str | list[str] | None = None, max_per_host: int | None = None,
+                slot: str | None = None) -> GradeResult:
+    """Run the task's tests against `diff` in a fresh sandbox (on one of `docker_host`: see `SandboxConfig`);
+    never raises for infrastructure failures. `slot`: a placement slot already held on a host (the episode's,
+    `DockerSandbox.take_slot`): grading runs there and frees it."""
     start = time.monotonic()
     result = GradeResult(instance_id=task.instance_id, status="infra_error")
-    refused = diff_problem(diff or "")
-    if refused:  # decided before any container starts, in no time
-        result.status, result.error = "patch_failed", refused
-        return result
     try:
-        image = ensure_task_image(task, log=log)
+        refused = diff_problem(diff or "")
+        if refused:  # decided before any container starts, in no time
+            result.status, result.error = "patch_failed", refused
+            return result
+        image = ensure_task_image(task, log=log, client=client_for(slot) if slot else home_client(docker_host))
         filtered, result.dropped_paths = filter_agent_diff(diff or "", diff_paths(task.test_patch))
         config = SandboxConfig(image=image, workdir=task.workdir, task_id=f"grade-{task.instance_id}",
-                               mem_limit=mem_limit, cpus=cpus, pids_limit=2048, max_output_bytes=20_000)
-        with DockerSandbox(config) as sb:
+                               mem_limit=mem_limit, cpus=cpus, pids_limit=2048, max_output_bytes=20_000,
+                               docker_host=[slot] if slot else docker_host, max_per_host=max_per_host)
+        reserved, slot = slot, None  # the sandbox owns it now (and frees it, even if its creation fails)
+        with DockerSandbox(config, _reserved_host=reserved) as sb:
             _grade_in(sb, task, filtered, result)
         if not keep_all_outcomes:
             result.all_outcomes = None
     except SandboxError as exc:
         result.status, result.error = "infra_error", f"{type(exc).__name__}: {exc}"
+    finally:
+        if slot is not None:  # not handed to a sandbox
+            release(slot)
     result.duration_s = time.monotonic() - start
     return result
 

@@ -77,19 +77,20 @@ def task_image_name(task: SWETask) -> str:
     return f"rollgym/swe-task:{slug}-{h.hexdigest()[:12]}"
 
 
-def ensure_task_image(task: SWETask, log=print) -> str:
-    """Make the task's image available: pull a named one, or build it (once) from its `EnvSpec`; a build that
-    finds another base commit is a one-line `WrongBaseCommitError` with the right one."""
+def ensure_task_image(task: SWETask, log=print, client=None) -> str:
+    """Make the task's image available on `client`'s daemon (default: the default engine; other Docker hosts
+    get it when a sandbox starts there: sandbox/host_images.py): pull a named one, or build it (once) from its
+    `EnvSpec`; a build that finds another base commit is a one-line `WrongBaseCommitError` with the right one."""
     if task.image_name:
-        return ensure_image(task.image_name, log=log)
+        return ensure_image(task.image_name, log=log, client=client)
     name = task_image_name(task)
-    if not image_exists(name):
-        if task.env_spec and task.env_spec.base_image is None and not image_exists(base_image_name()):
-            bootstrap_base_image(log=log)
+    if not image_exists(name, client):
+        if task.env_spec and task.env_spec.base_image is None and not image_exists(base_image_name(), client):
+            bootstrap_base_image(log=log, client=client)
         log(f"[image] building {name}")
         dockerfile, files = task_dockerfile(task)
         try:
-            build_image_from_dockerfile(dockerfile, name, files=files, log=log)
+            build_image_from_dockerfile(dockerfile, name, files=files, log=log, client=client)
         except ImageError as exc:
             mismatch = build_mismatch(task, str(exc))
             if mismatch is None:

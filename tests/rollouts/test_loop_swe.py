@@ -84,8 +84,14 @@ def test_grading_that_did_not_complete_is_a_sandbox_error_on_the_rollout(tool_to
     from rollgym.envs.swe import GradeResult
     from rollgym.envs.swe import env as swe_env
 
-    monkeypatch.setattr(swe_env, "grade_patch", lambda task, diff: GradeResult(
-        instance_id=task.instance_id, status="infra_error", error="the test run did not complete (container exited)"))
+    from rollgym.envs.sandbox import hosts
+
+    def grade_patch(task, diff, slot=None, **_placement):  # frees the episode's slot it is given, as the real one does
+        if slot is not None:
+            hosts.release(slot)
+        return GradeResult(instance_id=task.instance_id, status="infra_error", error="the test run did not complete (container exited)")
+
+    monkeypatch.setattr(swe_env, "grade_patch", grade_patch)
     script = [say.call("bash", command="echo edit >> README.rst")] + ([] if cut_short else [say.call("submit")])
     rollout = asyncio.run(run_rollout(rg.make("rollgym/SWE-v0"), Policy(engine=ScriptedEngine(script), tokenizer=tool_tok),
                                       swe_task.model_dump(mode="json"), limits=Limits(max_turns=1 if cut_short else 3)))

@@ -64,7 +64,9 @@ def test_an_unreachable_daemon_is_a_sandbox_error_not_an_environment_bug(tmp_pat
     from rollgym.envs.sandbox import daemon
     from rollgym.envs.sandbox.images import image_exists
 
-    monkeypatch.setattr(daemon, "_CLIENT", None)  # restored after the test
+    monkeypatch.setattr(daemon, "_CLIENTS", {})  # no cached client; restored after the test
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
     with pytest.raises(SandboxError, match="cannot reach the Docker engine"):
         image_exists("rollgym/base:x")
+    with pytest.raises(SandboxError, match="no-daemon-either.sock"):  # a named host: the message names it
+        daemon.client_for(f"unix://{tmp_path}/no-daemon-either.sock")

@@ -1,0 +1,36 @@
+"""The second real Docker daemon of the several-Docker-hosts tests (`.ci/docker-up --second`): its addresses
+(a unix socket, and TCP with TLS), starting it (idempotent) and killing it (SIGKILL, as a crashed host)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+DOCKER2 = "unix:///run/rollgym-docker2.sock"
+DOCKER2_TLS = "tcp://127.0.0.1:23760"  # the same daemon over TCP with TLS, client certificates in DOCKER2_CERTS
+DOCKER2_CERTS = "/var/lib/rollgym-docker2-tls"
+PIDFILE = "/run/rollgym-docker2.pid"
+DOCKER_UP = Path(__file__).resolve().parents[1] / ".ci" / "docker-up"
+
+
+def start_docker2() -> None:
+    """Start the second dockerd if it is not running, with rollgym's base image; raise when it cannot start."""
+    proc = subprocess.run(["bash", str(DOCKER_UP), "--second"], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f".ci/docker-up --second failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+
+
+def kill_docker2() -> None:
+    """SIGKILL the second dockerd and wait until it is gone (its containers' processes stay: a crashed host)."""
+    pid = int(Path(PIDFILE).read_text().strip())
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(200):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"the second dockerd (pid {pid}) survived SIGKILL")
