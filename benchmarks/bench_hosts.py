@@ -65,14 +65,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--second", default=DOCKER2, help="the second Docker host's address")
     args = parser.parse_args()
+    run(args.n, args.rounds, args.second)
+
+
+def run(n: int, rounds: int, second: str = DOCKER2) -> None:
+    """Measure and print the table (also called by `bench_scale.py`, so both tables come from one run)."""
     image = setup()
-    if args.second == DOCKER2:
+    if second == DOCKER2:
         subprocess.run(["bash", str(Path(__file__).resolve().parents[1] / ".ci" / "docker-up"), "--second"], check=True,
                        stdout=subprocess.DEVNULL)
-    client_for(args.second).ping()
-    rates = asyncio.run(bench_hosts(image, args.second, args.n, args.rounds))
-    print(table(rates, args.n))
-    assert not list_containers(run_id="bench-hosts", docker_host=[DEFAULT_HOST, args.second])
+    client_for(second).ping()
+    rates = asyncio.run(bench_hosts(image, second, n, rounds))
+    print(table(rates, n))
+    assert not list_containers(run_id="bench-hosts", docker_host=[DEFAULT_HOST, second])
 
 
 if __name__ == "__main__":

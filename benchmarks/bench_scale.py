@@ -9,7 +9,8 @@ as a trainer or a long-running driver would; one row shows a cold call (new acto
 Dispatch overhead: the driver's CPU per rollout (every thread of the driver process, Ray's included) and
 the wall time one actor adds per rollout over one process (at concurrency 128, where it includes two
 processes sharing the cores, and at concurrency 1, the latency of a job's trip to the actor and back). Last row: N rollouts all at once across the 2
-nodes, with the error count (the issue asks for 10,000 with 0 errors).
+nodes, with the error count (the issue asks for 10,000 with 0 errors). Then sandbox starts per second with one
+Docker host vs two (`bench_hosts.py`, the tests' second dockerd; `--sandboxes 0` skips it).
 Run: `.venv/bin/python benchmarks/bench_scale.py [--rounds 3] [--rollouts 10000]` (from a git checkout).
 """
 
@@ -181,5 +182,10 @@ if __name__ == "__main__":
     parser.add_argument("--rollouts", type=int, default=512, help="rollouts per measured call")
     parser.add_argument("--concurrency", type=int, default=128)
     parser.add_argument("--big", type=int, default=10_000, help="rollouts for the all-at-once row across 2 nodes (0: skip)")
+    parser.add_argument("--sandboxes", type=int, default=12, help="sandboxes per burst, 1 vs 2 Docker hosts (0: skip)")
     args = parser.parse_args()
     asyncio.run(main(args.rounds, args.rollouts, args.big, args.concurrency))
+    if args.sandboxes:
+        import bench_hosts  # this folder: the same measurement as `bench_hosts.py`, in this run
+
+        bench_hosts.run(args.sandboxes, args.rounds)
