@@ -51,26 +51,27 @@ class DockerSandbox:
         self.disk_budget: int | None = None  # bytes, when measured here (not enforced by the storage driver)
         self.disk_used: int | None = None  # set when the writable layer went over the budget
         self._slot: str | None = None  # the host whose placement slot this sandbox holds until closed
-        if client is not None:
-            self.client, self.host = client, host_of(client)
-            self.container = self._create()
-        else:
-            candidates = configured_hosts(config.docker_host)
-            self.host = _reserved_host or hosts.reserve(candidates, config.max_per_host)
-            self._slot = self.host
-            try:
-                self.client = client_for(self.host)
-                ensure_image_on(config.image, self.host, [*candidates, DEFAULT_HOST])
+        with lifecycle.busy():  # creating: `lifecycle.settle` waits for it, even if the caller has left
+            if client is not None:
+                self.client, self.host = client, host_of(client)
                 self.container = self._create()
-            except BaseException as exc:
-                hosts.release(self.host)
-                self._slot = None
-                if isinstance(exc, Exception) and hosts.is_unreachable(exc):
-                    hosts.mark_down(self.host, f"{type(exc).__name__}: {exc}")
-                    raise HostUnavailableError(f"Docker host {self.host} does not answer (out of rotation for "
-                                               f"{hosts.COOLDOWN_S:.0f}s): {exc}") from exc
-                raise
-        lifecycle.register(self)
+            else:
+                candidates = configured_hosts(config.docker_host)
+                self.host = _reserved_host or hosts.reserve(candidates, config.max_per_host)
+                self._slot = self.host
+                try:
+                    self.client = client_for(self.host)
+                    ensure_image_on(config.image, self.host, [*candidates, DEFAULT_HOST])
+                    self.container = self._create()
+                except BaseException as exc:
+                    hosts.release(self.host)
+                    self._slot = None
+                    if isinstance(exc, Exception) and hosts.is_unreachable(exc):
+                        hosts.mark_down(self.host, f"{type(exc).__name__}: {exc}")
+                        raise HostUnavailableError(f"Docker host {self.host} does not answer (out of rotation for "
+                                                   f"{hosts.COOLDOWN_S:.0f}s): {exc}") from exc
+                    raise
+            lifecycle.register(self)
         if config.use_runner:
             self._start_runner()
 
@@ -314,6 +315,10 @@ class DockerSandbox:
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
         """Stop the runner and remove the container; idempotent, tolerant of a container already gone."""
+        with lifecycle.busy():  # `lifecycle.settle` waits for a removal no caller awaits (a cancelled `aclose`)
+            self._close()
+
+    def _close(self) -> None:
         with self._close_lock:
             if self._closed:
                 return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+from contextlib import contextmanager
 import contextlib
 import os
 import signal
@@ -76,6 +77,35 @@ def unregister(sandbox: "DockerSandbox") -> None:
 def _on_sigterm(signum, frame) -> None:  # noqa: ARG001
     close_all()
     raise SystemExit(128 + signum)
+
+
+_BUSY = threading.Condition()
+_busy = 0  # sandboxes being created or closed right now, in threads no caller may be waiting for
+
+
+@contextmanager
+def busy():
+    """Mark a creation or a removal in progress, so `settle` waits for it."""
+    global _busy
+    with _BUSY:
+        _busy += 1
+    try:
+        yield
+    finally:
+        with _BUSY:
+            _busy -= 1
+            _BUSY.notify_all()
+
+
+def settle(timeout_s: float = 60.0) -> int:
+    """Wait (up to `timeout_s`) for creations and removals still running in threads, then close what is left;
+    for a process about to end without `atexit` (a Ray actor being stopped). Returns how many were left open."""
+    with _BUSY:
+        _BUSY.wait_for(lambda: _busy == 0, timeout_s)
+    with _LOCK:
+        left = len(_LIVE)
+    close_all()
+    return left
 
 
 def close_all() -> None:

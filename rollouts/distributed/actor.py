@@ -12,6 +12,7 @@ import asyncio
 import gc
 import os
 import pickle
+import sys
 from typing import Any, AsyncIterator
 
 from ..batch import Job, env_factory_for, run_job
@@ -22,6 +23,8 @@ Result = tuple[int, int, Rollout]  # (task index, sample index, rollout)
 _STOPPED = object()
 #: How long a finished rollout may wait for others to go back with it in one streamed batch.
 COALESCE_S = 0.005
+#: How long a stopping actor waits for sandbox creations and removals still running in threads.
+SETTLE_S = 60.0
 
 
 def encode(batch: list[Result]) -> bytes | list[Result]:
@@ -125,8 +128,13 @@ class RolloutActor:
             await self._cancel_slots()
 
     async def stop(self) -> None:
-        """Cancel every rollout; return once each has released its environment."""
+        """Cancel every rollout; return once each has released its environment, and every sandbox this process
+        was still creating or removing in a thread is gone (the driver ends this process next, with no atexit)."""
         await self._cancel_slots()
+        if "rollgym.envs.sandbox.lifecycle" in sys.modules:
+            from rollgym.envs.sandbox.lifecycle import settle
+
+            await asyncio.to_thread(settle, SETTLE_S)
         if self._done is not None:
             self._done.put_nowait(_STOPPED)
 

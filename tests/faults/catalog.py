@@ -250,15 +250,16 @@ GENERATE = [sys.executable, "-m", "rollgym.rollouts.cli", "generate", "--env", "
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -signal.SIGKILL}
 
 
-def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None) -> Outcome:
+def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None, extra: tuple[str, ...] = ()) -> Outcome:
     """`rollgym generate` (3 SWE tasks x 2, the real SmolLM2) gets `sig` once its first container exists, while
     the others are being created (or up to 3 s later, at a point drawn from `seed`); then `--resume`
     completes the run. SIGKILL leaves orphans no process can
-    remove: `prune` must find them (it runs before the count)."""
+    remove: `prune` must find them (it runs before the count). `extra`: more options for both runs
+    (e.g. `--workers 2`: the sandboxes are then started by Ray actors, which must release them too)."""
     run_id = f"sig-{sig.name.lower()}-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id}
     problems: list[str] = []
-    proc = subprocess.Popen(GENERATE + ["--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(GENERATE + [*extra, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not list_containers(run_id=run_id):
         time.sleep(0.05)
@@ -279,7 +280,7 @@ def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None) -> 
     leaked = len(list_containers(run_id=run_id))
     path = out / "rollouts.jsonl"
     before = [r.id for r in read_rollouts(path)] if path.exists() else []
-    done = subprocess.run(GENERATE + ["--out", str(out), "--resume"], capture_output=True, text=True, timeout=900, env=env)
+    done = subprocess.run(GENERATE + [*extra, "--out", str(out), "--resume"], capture_output=True, text=True, timeout=900, env=env)
     if done.returncode != 0:
         problems.append(f"resume exit {done.returncode}: {done.stderr[-500:]}")
     rows = list(read_rollouts(path)) if path.exists() else []
@@ -289,7 +290,7 @@ def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None) -> 
     leaked += len(list_containers(run_id=run_id))
     if leaked:
         problems.append(f"{leaked} container(s) left")
-    return Outcome(case=f"{sig.name} to generate while sandboxes start", seconds=seconds, survived=not problems,
+    return Outcome(case=f"{sig.name} to generate{' ' + ' '.join(extra) if extra else ''} while sandboxes start", seconds=seconds, survived=not problems,
                    clear_error=sig == signal.SIGKILL or "--resume" in output, attribution_right=True,
                    lost=6 - len(set(keys)), duplicated=len(keys) - len(set(keys)), leaked=leaked, peak_rss_mb=0.0,
                    problems=problems)
