@@ -96,7 +96,8 @@ async def head_lost(target: tuple[str, int], timeout_s: float, period_s: float =
     answered = loop.time()
     while True:
         try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(*target), timeout=max(0.1, min(period_s, timeout_s)))
+            wait_s = max(0.1, min(period_s, timeout_s))
+            _, writer = await asyncio.wait_for(asyncio.open_connection(*target), timeout=wait_s)
         except (OSError, TimeoutError):
             if loop.time() - answered >= timeout_s:
                 return loop.time() - answered

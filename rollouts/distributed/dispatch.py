@@ -126,8 +126,8 @@ async def _watch_head(run: _Run, head: tuple[str, int], task: asyncio.Task) -> N
     where = run.config.address or "the local Ray instance"
     run.gone = (f"the Ray cluster at {where} stopped answering: its head ({head[0]}:{head[1]}) has not accepted a "
                 f"connection for {silent_s:.0f} s. {run.reported} of {run.total} rollouts finished; the other "
-                f"{run.total - run.reported} were not written: the output is resumable (run the same command with --resume "
-                "once the cluster is back, or on another)")
+                f"{run.total - run.reported} were not written: the output is resumable (run the same command "
+                "with --resume once the cluster is back, or on another)")
     task.cancel()
 
 

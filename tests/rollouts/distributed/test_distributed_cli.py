@@ -87,17 +87,18 @@ def test_an_unreachable_cluster_fails_fast_and_says_so(standin, tmp_path):
     assert time.monotonic() - t0 < 60
 
 
-def test_losing_the_head_mid_batch_ends_the_run_with_cluster_lost_and_resume_completes(standin, tmp_path):
-    """A cluster of its own (not the session's): its head (GCS, raylet) is killed mid-batch. Without a watchdog the
-    driver hung until Ray ended it a minute later with a fatal log line; now exit 1 with `ClusterLostError`."""
+def test_losing_the_head_mid_batch_ends_the_run_with_cluster_lost_and_resume_completes(standin, cluster, tmp_path):
+    """A cluster of its own (the session's only takes the resume): its head (GCS, raylet) is killed mid-batch.
+    Without the head watchdog the driver hung until Ray ended it a minute later with a fatal log line; now it
+    exits 1 with `ClusterLostError`."""
     from ray.cluster_utils import Cluster
 
     temp = tempfile.mkdtemp(prefix="rg-head-", dir="/tmp")  # short: Ray's socket paths live in it
     head = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "temp_dir": temp})
     out = tmp_path / "run"
-    path = out / "rollouts.jsonl"
+    path, proc = out / "rollouts.jsonl", None
     try:
-        address, env = head.address, {**os.environ, "HF_HUB_OFFLINE": "1"}
+        address, env = head.address, {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "300"}  # no path cut in two
         proc = subprocess.Popen(command(standin, out, address, tasks=10), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + 120
@@ -109,7 +110,7 @@ def test_losing_the_head_mid_batch_ends_the_run_with_cluster_lost_and_resume_com
         output = proc.communicate(timeout=120)[0].decode()
         took = time.monotonic() - t0
     finally:
-        if proc.poll() is None:
+        if proc is not None and proc.poll() is None:
             proc.kill()
         head.shutdown()
         shutil.rmtree(temp, ignore_errors=True)
@@ -118,9 +119,9 @@ def test_losing_the_head_mid_batch_ends_the_run_with_cluster_lost_and_resume_com
     assert took < 30, f"took {took:.0f} s to give up"  # head_timeout_s (10 s) + Ray's own disconnect
     first = list(read_rollouts(path))
     assert f"the Ray cluster at {address} stopped answering" in said and "--resume" in said, output
-    assert f"{path} holds {len(first)} finished rollouts" in " ".join(said.split()), output
+    assert f"{path} holds {len(first)} finished rollouts" in said, output
     assert 2 <= len(first) < 40 and path.read_bytes().endswith(b"\n") and len({r.key for r in first}) == len(first)
-    cmd = command(standin, out, "local", tasks=10) + ["--workers", "2", "--resume"]  # a fresh local instance
+    cmd = command(standin, out, cluster.address, tasks=10) + ["--resume"]  # another cluster (the session's, up already)
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = list(read_rollouts(path))
