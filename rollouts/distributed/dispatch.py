@@ -123,8 +123,8 @@ async def _watch_head(run: _Run, head: tuple[str, int], task: asyncio.Task) -> N
     """Cancel the run once the cluster's head has stopped answering (Ray's own driver would wait 60 s, then
     end the process with no word of what was written)."""
     silent_s = await head_lost(head, run.config.head_timeout_s)
-    where = run.config.address or "the local Ray instance"
-    run.gone = (f"the Ray cluster at {where} stopped answering: its head ({head[0]}:{head[1]}) has not accepted a "
+    where = f"the Ray cluster at {run.config.address}" if run.config.address else "the local Ray instance"
+    run.gone = (f"{where} stopped answering: its head ({head[0]}:{head[1]}) has not accepted a "
                 f"connection for {silent_s:.0f} s. {run.reported} of {run.total} rollouts finished; the other "
                 f"{run.total - run.reported} were not written: the output is resumable (run the same command "
                 "with --resume once the cluster is back, or on another)")
