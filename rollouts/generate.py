@@ -69,6 +69,8 @@ async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]],
             await run_rollouts(env, tasks, policy, n=n, concurrency=concurrency, limits=limits,
                                sampling=sampling, skip=writer.done, on_result=on_result, env_kwargs=env_kwargs,
                                workers=workers, ray=ray, keep=False)  # the file holds them: constant memory
+    except ClusterLostError as exc:
+        raise ClusterLostError(f"{exc}; {writer.path} holds {len(writer.done)} finished rollouts") from None
     finally:
         writer.close()
     wanted = {(task_id_of(t, i), s) for i, t in enumerate(tasks) for s in range(n)}

@@ -6,6 +6,8 @@ once, so SIGTERM still unwinds the run (exit 143) and Ctrl-C still exits 130.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import signal
 import socket
 import threading
@@ -73,6 +75,60 @@ def connect(config: RayConfig, actors: int) -> Any:
     finally:
         _restore(saved)
     return ray
+
+
+def head_of(ray: Any, config: RayConfig) -> tuple[str, int] | None:
+    """(host, port) that answers while the cluster's head lives: the Ray Client server for a `ray://` address,
+    else the GCS this driver is connected to; None when it cannot be told."""
+    if config.address and config.address.startswith("ray://"):
+        return _host_port(config.address)
+    try:
+        host, _, port = ray.get_runtime_context().gcs_address.rpartition(":")
+        return host.strip("[]"), int(port)
+    except Exception:
+        return None
+
+
+async def head_lost(target: tuple[str, int], timeout_s: float, period_s: float = 1.0) -> float:
+    """Return once `target` has not accepted a TCP connection for `timeout_s` (how long it has not): the head
+    is gone. A head that comes back within `timeout_s` (a GCS restarted by Ray's fault tolerance) is not lost."""
+    loop = asyncio.get_running_loop()
+    answered = loop.time()
+    while True:
+        try:
+            wait_s = max(0.1, min(period_s, timeout_s))
+            _, writer = await asyncio.wait_for(asyncio.open_connection(*target), timeout=wait_s)
+        except (OSError, TimeoutError):
+            if loop.time() - answered >= timeout_s:
+                return loop.time() - answered
+        else:
+            answered = loop.time()
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+        await asyncio.sleep(period_s)
+
+
+async def off_loop(fn: Any, *args: Any) -> Any:
+    """`fn(*args)` in a daemon thread: a Ray call that waits on the GCS (`ray.nodes()`) blocks for a minute when
+    the head is gone; the loop (and the head watchdog) keeps running, and the process can still exit."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def work() -> None:
+        try:
+            outcome = (True, fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=work, name="rollgym-ray-call", daemon=True).start()
+    return await future
 
 
 def _handlers() -> dict[int, Any]:

@@ -23,6 +23,9 @@ class RayConfig(BaseModel):
     connect_timeout_s: float = Field(30.0, gt=0, description="bound on reaching the cluster, and on placing a new actor")
     start_timeout_s: float = Field(300.0, gt=0, description="actors not started by then (no room on the cluster) "
                                                              "are left out; none started: `ClusterLostError`")
+    head_timeout_s: float = Field(10.0, gt=0, description="the cluster's head (its GCS) not accepting a connection for this "
+                                                           "long ends the run with `ClusterLostError` (keep it under Ray's "
+                                                           "own 60 s, after which Ray ends the driver process)")
     keep_actors: bool = Field(False, description="keep the actors warm for the next call in this process")
 
 

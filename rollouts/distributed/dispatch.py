@@ -5,7 +5,8 @@ so no actor idles while another works through a long tail. Results arrive in bat
 and go to `on_result` exactly as in one process. A dead actor (or node): the rollouts it held run again
 elsewhere, up to `max_retries` times, then are recorded as errored rollouts (`internal`/`WorkerDied`,
 naming the node); its unsent jobs go to the others. When every actor is gone and no new one can be
-placed, `ClusterLostError`: the rollouts never run are not written, so a resumed run does them.
+placed, or the cluster's head stops answering for `head_timeout_s`, `ClusterLostError`: the rollouts never
+run are not written, so a resumed run does them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from ..batch import Job
 from ..records import ErrorRecord, Rollout
 from .actor import decode
 from .config import RayConfig
-from .pool import Member, acquire, release
+from .cluster import head_lost, off_loop
+from .pool import Member, acquire, forget, release
 from .spec import ActorSpec, prefetch_for, split_slots
 
 #: How long stopping actors may take, together, to release their environments.
@@ -42,7 +44,15 @@ class _Run:
     def __init__(self, jobs: list[Job], config: RayConfig, env_id: str, group_prefix: str,
                  on_result: Callable[[int, int, Rollout], None]) -> None:
         self.pending: deque[Job] = deque(jobs)
-        self.config, self.env_id, self.group_prefix, self.on_result = config, env_id, group_prefix, on_result
+        self.config, self.env_id, self.group_prefix = config, env_id, group_prefix
+        self.total, self.reported = len(jobs), 0
+        self.gone: str | None = None  # why the whole cluster is lost (its head stopped answering)
+
+        def report(ti: int, si: int, rollout: Rollout) -> None:
+            self.reported += 1
+            on_result(ti, si, rollout)
+
+        self.on_result = report
         self.attempts: dict[tuple[int, int], int] = {}
         self.held: dict[int, dict[tuple[int, int], Job]] = {}
         self.live: dict[int, Member] = {}
@@ -86,18 +96,47 @@ async def run_jobs_on_ray(env: Any, jobs: list[Job], policy: Any, *, config: Ray
                           group_prefix: str = "", env_kwargs: dict | None = None) -> None:
     """Run `jobs` on Ray actors, at most `concurrency` rollouts at once in all; report every result as it arrives.
     Raises `WorkerStartError` when an actor cannot build the engine or environment, `ClusterLostError` when
-    every actor is gone."""
+    every actor is gone or the cluster's head has not answered for `config.head_timeout_s`."""
     if not jobs:
         return
-    from .cluster import connect, import_ray
+    from .cluster import connect, head_of, import_ray
 
     env_id = env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
     ray = import_ray()
     connect(config, config.actors or _local_cpus())
-    wanted = config.actors or max(1, int(ray.cluster_resources().get("CPU", 1) // max(config.num_cpus, 1e-9)))
-    shares = split_slots(concurrency, min(wanted, len(jobs)))
-    spec_ref = ray.put(ActorSpec(env, env_kwargs, policy, limits, sampling, group_prefix))
     run = _Run(jobs, config, env_id, group_prefix, on_result)
+    head, task = head_of(ray, config), asyncio.current_task()
+    watch = asyncio.create_task(_watch_head(run, head, task)) if head is not None else None
+    try:
+        await _dispatch(ray, run, ActorSpec(env, env_kwargs, policy, limits, sampling, group_prefix), concurrency)
+    except (asyncio.CancelledError, Exception):
+        if run.gone is None:
+            raise
+        task.uncancel()
+        raise ClusterLostError(run.gone) from None
+    finally:
+        if watch is not None:
+            watch.cancel()
+
+
+async def _watch_head(run: _Run, head: tuple[str, int], task: asyncio.Task) -> None:
+    """Cancel the run once the cluster's head has stopped answering (Ray's own driver would wait 60 s, then
+    end the process with no word of what was written)."""
+    silent_s = await head_lost(head, run.config.head_timeout_s)
+    where = f"the Ray cluster at {run.config.address}" if run.config.address else "the local Ray instance"
+    run.gone = (f"{where} stopped answering: its head ({head[0]}:{head[1]}) has not accepted a "
+                f"connection for {silent_s:.0f} s. {run.reported} of {run.total} rollouts finished; the other "
+                f"{run.total - run.reported} were not written: the output is resumable (run the same command "
+                "with --resume once the cluster is back, or on another)")
+    task.cancel()
+
+
+async def _dispatch(ray: Any, run: _Run, spec: ActorSpec, concurrency: int) -> None:
+    config = run.config
+    cpus = (await off_loop(ray.cluster_resources)).get("CPU", 1) if config.actors is None else 0
+    wanted = config.actors or max(1, int(cpus // max(config.num_cpus, 1e-9)))
+    shares = split_slots(concurrency, min(wanted, run.total))
+    spec_ref = ray.put(spec)
     members = await _start(config, spec_ref, len(shares))
     replacements = 0
     try:
@@ -126,10 +165,14 @@ async def run_jobs_on_ray(env: Any, jobs: list[Job], policy: Any, *, config: Ray
                                        f"{len(run.pending)} rollouts were not run: the output is resumable "
                                        "(run the same command with --resume)") from None
     except BaseException:
-        await asyncio.shield(_stop(list(run.live.values())))
+        if run.gone is None:  # on a lost cluster nothing answers: stopping would wait out STOP_GRACE_S
+            await asyncio.shield(_stop(list(run.live.values())))
         raise
     finally:
-        await asyncio.shield(release(config, list(run.live.values())))
+        if run.gone is None:
+            await asyncio.shield(release(config, list(run.live.values())))
+        else:
+            forget(config)
 
 
 async def _consume(run: _Run, i: int) -> None:

@@ -43,13 +43,14 @@ async def acquire(config: RayConfig, n: int, fresh: bool = False) -> list[Member
     import ray
 
     from .actor import RolloutActor
+    from .cluster import off_loop
 
     warm = _POOL.pop(_key(config), []) if config.keep_actors and not fresh else []
     members, spare = warm[:n], warm[n:]
     if spare:
         _POOL[_key(config)] = spare
     if len(members) < n:
-        _check_placeable(ray, config)
+        await off_loop(_check_placeable, ray, config)
         cls = ray.remote(RolloutActor).options(num_cpus=config.num_cpus, resources=dict(config.resources) or None,
                                               max_restarts=0, max_task_retries=0)
         members += [Member(cls.remote()) for _ in range(n - len(members))]
@@ -83,6 +84,11 @@ async def release(config: RayConfig, members: list[Member]) -> None:
         return
     for m in members:
         ray.kill(m.actor)
+
+
+def forget(config: RayConfig) -> None:
+    """Drop the kept actors of a cluster that is gone (nothing there answers a kill)."""
+    _POOL.pop(_key(config), None)
 
 
 def drop_pool() -> None:

@@ -29,3 +29,21 @@ def test_generate_flags_become_a_config():
     assert config == RayConfig(address="ray://head:10001", resources={"docker": 1.0, "gpu": 0.5}, max_retries=2)
     with pytest.raises(typer.BadParameter, match="NAME=AMOUNT"):
         ray_options("auto", ["docker=lots"], 1, 1)
+
+
+async def test_the_head_watchdog_reports_a_head_silent_for_the_timeout_only():
+    import asyncio
+    import socket
+    import time
+
+    from rollgym.rollouts.distributed.cluster import head_lost, head_of
+
+    assert head_of(None, RayConfig(address="ray://head.example:10001")) == ("head.example", 10001)
+    server = socket.create_server(("127.0.0.1", 0))
+    watch = asyncio.create_task(head_lost(server.getsockname(), timeout_s=0.5, period_s=0.1))
+    await asyncio.sleep(0.8)
+    assert not watch.done()  # the head answers
+    server.close()
+    t0 = time.monotonic()
+    silent_s = await asyncio.wait_for(watch, 5)
+    assert silent_s >= 0.5 and time.monotonic() - t0 < 2
