@@ -71,7 +71,9 @@ def connect(config: RayConfig, actors: int) -> Any:
         ray.init(**kwargs)
     except (ConnectionError, TimeoutError) as exc:
         raise ClusterConnectError(f"could not connect to the Ray cluster at {config.address}: {exc} (start one with "
-                                  "`ray start --head`, or drop --ray to run in one process)") from None
+                                  "`ray start --head`, or drop --ray to run in one process; a cluster with token "
+                                  "authentication, the default of `ray start` since Ray 2.59, needs RAY_AUTH_MODE=token "
+                                  "here, and RAY_AUTH_TOKEN from `ray get-auth-token` off the head node)") from None
     finally:
         _restore(saved)
     return ray
