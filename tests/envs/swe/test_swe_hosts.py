@@ -84,9 +84,11 @@ def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_
 
     async def main():
         job = asyncio.create_task(run_rollouts("rollgym/SWE-v0", [task.model_dump(mode="json")], Policy(engine=engine, tokenizer=tool_tok),
-                                               n=4, concurrency=4, limits=Limits(max_turns=6, max_model_len=8192),
+                                               n=4, concurrency=4, limits=Limits(max_turns=20, max_model_len=8192),
                                                env_kwargs={"sandbox": {"docker_host": both}}))
-        for _ in range(600):  # until the four episodes run commands, two on each host
+        # Until the four episodes run commands, two on each host: 20 turns of `sleep 1` keep each alive long
+        # enough for the last one to start under load (with 6 turns, the first could end before it did).
+        for _ in range(900):
             await asyncio.sleep(0.1)
             if len(mine(DEFAULT_HOST)) == 2 and len(mine(docker2)) == 2 and engine.calls >= 4:
                 break
