@@ -2,8 +2,10 @@
 
 It builds the environment factory and the policy's engine from an `ActorSpec` (`setup`), then `serve`
 runs `slots` jobs at once as the driver `give`s them, each exactly as in one process (`batch.run_job`),
-and streams the finished rollouts back in batches (what finished within a few milliseconds of each other). `stop`
-cancels every rollout; each releases its environment before `stop` returns.
+and streams the finished rollouts back in batches (what finished within a few milliseconds of each other).
+A driver on Ray Client (`ray://`), which cannot read a streaming method, calls `open` then `pull` in a
+loop instead: the same batches, one long-polled call each. `stop` cancels every rollout; each releases its
+environment before `stop` returns.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class RolloutActor:
         self._inbox: asyncio.Queue | None = None
         self._slots: list[asyncio.Task] = []
         self._done: asyncio.Queue | None = None
+        self._out: asyncio.Queue | None = None
+        self._pump: asyncio.Task | None = None
 
     def where(self) -> dict[str, Any]:
         """This actor's node (id and address) and process, for errors that name it."""
@@ -85,8 +89,46 @@ class RolloutActor:
         for _ in range(slots):
             self._inbox.put_nowait(None)
 
-    async def serve(self, slots: int) -> AsyncIterator[list[Result]]:
+    async def serve(self, slots: int) -> AsyncIterator[bytes | list[Result]]:
         """Run jobs `slots` at once until `end` (or `stop`); yield finished rollouts as they come."""
+        batches = self._batches(slots)
+        try:
+            async for payload in batches:
+                yield payload
+        finally:
+            await batches.aclose()
+
+    async def open(self, slots: int) -> None:
+        """`serve` for a driver that pulls (Ray Client has no streaming methods): batches queue up for `pull`."""
+        self._out = out = asyncio.Queue()
+
+        async def pump() -> None:
+            try:
+                async for payload in self._batches(slots):
+                    out.put_nowait(payload)
+            finally:
+                out.put_nowait(None)
+
+        self._pump = asyncio.create_task(pump())
+
+    async def pull(self) -> list[bytes | list[Result]] | None:
+        """Every batch finished since the last call, waiting for at least one; None once the run has ended
+        (or what ended it, raised)."""
+        out = self._out
+        items = [await out.get()]
+        while not out.empty():
+            items.append(out.get_nowait())
+        if items[-1] is not None:
+            return items
+        out.put_nowait(None)  # the end answers every later call too
+        if items[:-1]:
+            return items[:-1]
+        pump = self._pump
+        if pump is not None and pump.done() and not pump.cancelled() and pump.exception() is not None:
+            raise pump.exception()
+        return None
+
+    async def _batches(self, slots: int) -> AsyncIterator[bytes | list[Result]]:
         spec, done = self._spec, self._done
 
         async def slot() -> None:
@@ -146,6 +188,10 @@ class RolloutActor:
     async def close(self) -> None:
         """Release this call's engine (an actor kept warm builds the next call's in `setup`)."""
         await self._cancel_slots()
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
+            self._pump = None
         if self._spec is not None:
             spec, self._spec = self._spec, None
             await spec.policy.aclose()

@@ -70,13 +70,22 @@ def connect(config: RayConfig, actors: int) -> Any:
     try:
         ray.init(**kwargs)
     except (ConnectionError, TimeoutError) as exc:
-        raise ClusterConnectError(f"could not connect to the Ray cluster at {config.address}: {exc} (start one with "
-                                  "`ray start --head`, or drop --ray to run in one process; a cluster with token "
-                                  "authentication, the default of `ray start` since Ray 2.59, needs RAY_AUTH_MODE=token "
-                                  "here, and RAY_AUTH_TOKEN from `ray get-auth-token` off the head node)") from None
+        raise ClusterConnectError(f"could not connect to the Ray cluster at {config.address}: {exc} "
+                                  f"({_connect_hint(str(exc))})") from None
     finally:
         _restore(saved)
     return ray
+
+
+def _connect_hint(error: str) -> str:
+    if "Starting Ray client server failed" in error:
+        return ("the head's Ray Client server could not start a server for this driver; when its log "
+                "(ray_client_server_NNNNN.err) is empty, the child crashed in grpcio's fork handlers: start the head "
+                "with GRPC_ENABLE_FORK_SUPPORT=false ray start --head (see docs/scale.md), or run on a node of the "
+                "cluster with --ray auto")
+    return ("start one with `ray start --head`, or drop --ray to run in one process; a cluster with token "
+            "authentication, the default of `ray start` since Ray 2.59, needs RAY_AUTH_MODE=token here, and "
+            "RAY_AUTH_TOKEN from `ray get-auth-token` off the head node")
 
 
 def head_of(ray: Any, config: RayConfig) -> tuple[str, int] | None:

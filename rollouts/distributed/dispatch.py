@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from rollgym.errors import ClusterLostError, WorkerStartError
 
@@ -179,8 +179,8 @@ async def _consume(run: _Run, i: int) -> None:
     """Read actor `i`'s stream until it ends; on its death hand its jobs back (or record them lost)."""
     member = run.live[i]
     try:
-        async for ref in member.actor.serve.options(num_returns="streaming").remote(run.slots[i]):
-            for ti, si, rollout in decode(await ref):
+        async for payload in _payloads(member, run.slots[i]):
+            for ti, si, rollout in decode(payload):
                 run.held[i].pop((ti, si), None)
                 run.on_result(ti, si, rollout)
             if run.pending and len(run.held[i]) <= run.slots[i]:
@@ -192,6 +192,25 @@ async def _consume(run: _Run, i: int) -> None:
             raise
         run.lost(i, exc)
         run.fill_all()  # its retried jobs go to whoever has room
+
+
+async def _payloads(member: Member, slots: int) -> AsyncIterator[Any]:
+    """An actor's batches of finished rollouts as they come: streamed, or pulled by a driver on Ray Client."""
+    if not through_client():
+        async for ref in member.actor.serve.options(num_returns="streaming").remote(slots):
+            yield await ref
+        return
+    await member.actor.open.remote(slots)
+    while (payloads := await member.actor.pull.remote()) is not None:
+        for payload in payloads:
+            yield payload
+
+
+def through_client() -> bool:
+    """Whether this driver is on Ray Client (`ray://`), which has no streaming methods (ray-project/ray#43357)."""
+    from ray.util.client import ray as client
+
+    return client.is_connected()
 
 
 def _is_death(exc: BaseException) -> bool:

@@ -77,6 +77,27 @@ def test_ctrl_c_and_sigterm_mid_batch_leave_a_file_resume_completes(cluster, sta
     assert [r.id for r in rows][: len(second)] == [r.id for r in second]  # earlier lines untouched
 
 
+def test_generate_through_ray_client_equals_one_process_and_ctrl_c_resumes(cluster, standin, tmp_path):
+    """`--ray ray://HEAD:PORT`: the head's real Ray Client server (no streaming methods: the driver pulls)."""
+    one = tmp_path / "one"
+    done = subprocess.run(command(standin, one, cluster.address)[:-2], capture_output=True, text=True, env=ENV,
+                          timeout=300)  # no --ray: one process
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "client"
+    path = out / "rollouts.jsonl"
+    cmd = command(standin, out, cluster.client_address)
+    code, output = interrupted(cmd, path, signal.SIGINT)
+    assert code == 130 and "--resume" in output, output
+    first = list(read_rollouts(path))
+    assert 2 <= len(first) < 24
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, env=ENV, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = list(read_rollouts(path))
+    assert len({r.key for r in rows}) == len(rows) == 24 and all(r.error is None for r in rows), done.stderr
+    views = {(r.task_id, r.sample_index): r.token_view() for r in rows}
+    assert views == {(r.task_id, r.sample_index): r.token_view() for r in read_rollouts(one / "rollouts.jsonl")}
+
+
 def test_an_unreachable_cluster_fails_fast_and_says_so(standin, tmp_path):
     t0 = time.monotonic()
     done = subprocess.run(command(standin, tmp_path / "run", "ray://127.0.0.1:9"), capture_output=True, text=True,
