@@ -14,6 +14,8 @@ DOCKER2_TLS = "tcp://127.0.0.1:23760"  # the same daemon over TCP with TLS, clie
 DOCKER2_CERTS = "/var/lib/rollgym-docker2-tls"
 PIDFILE = "/run/rollgym-docker2.pid"
 DOCKER_UP = Path(__file__).resolve().parents[1] / ".ci" / "docker-up"
+DOCKER2_SSH = "ssh://root@127.0.0.1:2222"  # the same daemon behind a real sshd (`.ci/docker-up --ssh`)
+SSH_BIN = "/var/lib/rollgym-sshd/bin"  # the system ssh with the test sshd's keys and known_hosts (-F)
 
 
 def start_docker2() -> None:
@@ -21,6 +23,13 @@ def start_docker2() -> None:
     proc = subprocess.run(["bash", str(DOCKER_UP), "--second"], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f".ci/docker-up --second failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+
+
+def start_docker2_ssh() -> None:
+    """Start the second dockerd and the sshd that serves it, if they are not running; raise when they cannot."""
+    proc = subprocess.run(["bash", str(DOCKER_UP), "--ssh"], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f".ci/docker-up --ssh failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
 
 
 def kill_docker2() -> None:

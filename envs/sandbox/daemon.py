@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import threading
 import time
+import urllib.parse
 from typing import Callable, TypeVar
 
 import docker
@@ -42,6 +43,13 @@ def _client_kwargs(host: str) -> dict:
     return {"base_url": host}
 
 
+def _ssh_command(host: str) -> str:
+    """The ssh command the Docker SDK runs for an ssh:// address, for error messages."""
+    url = urllib.parse.urlparse(host)
+    target = f"{url.username}@{url.hostname}" if url.username else str(url.hostname)
+    return f"ssh -p {url.port} {target}" if url.port else f"ssh {target}"
+
+
 def client_for(host: str | None = None, timeout: float = 300) -> docker.DockerClient:
     """The cached client of one daemon (`None` or "default": the default engine); thread-safe, with a larger
     connection pool for concurrent sandboxes. Creating it asks the daemon its API version."""
@@ -69,7 +77,11 @@ def client_for(host: str | None = None, timeout: float = 300) -> docker.DockerCl
                     else:
                         client = docker.DockerClient(timeout=timeout, max_pool_size=64, **kwargs)
             except docker.errors.DockerException as exc:  # no daemon: an infrastructure failure, said as one
-                raise SandboxError(f"cannot reach the Docker engine at {host}: {exc}") from exc
+                hint = ""
+                if host.startswith("ssh://"):  # ssh's own words (a refused key) went to stderr, not into exc
+                    hint = (f" (over ssh: `{_ssh_command(host)} docker system dial-stdio` must work without a "
+                            "prompt: the key, known_hosts, and the docker CLI on that host)")
+                raise SandboxError(f"cannot reach the Docker engine at {host}: {exc}{hint}") from exc
             with _CLIENT_LOCK:
                 _CLIENTS[(host, timeout)] = client
         return client
