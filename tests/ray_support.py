@@ -83,6 +83,43 @@ class MarkedEnv(CalculatorEnv):
         return "waited"
 
 
+class SandboxedEnv(CalculatorEnv):
+    """A Calculator whose episode holds a Docker sandbox, placed over `hosts` at most `cap` per host; its
+    `hold` tool keeps it 0.5 s (the sandbox lives from setup to teardown)."""
+
+    def __init__(self, image: str, hosts: list[str], cap: int, run_id: str):
+        super().__init__()
+        from rollgym.envs.sandbox import SandboxConfig
+
+        self.config = SandboxConfig(image=image, docker_host=hosts, max_per_host=cap, run_id=run_id,
+                                    task_id="ledger", use_runner=False)
+        self.sandbox = None
+
+    async def setup(self, task):
+        from rollgym.envs.sandbox import start_sandbox
+
+        self.sandbox = await start_sandbox(self.config)
+        return await super().setup(task)
+
+    async def teardown(self):
+        if self.sandbox is not None:
+            await self.sandbox.aclose()
+
+    @tool
+    async def hold(self) -> str:
+        """Keep the sandbox a little."""
+        await asyncio.sleep(0.5)
+        return self.sandbox.host
+
+
+class SandboxedEnvFactory:
+    def __init__(self, *args):
+        self.args = args
+
+    def __call__(self):
+        return SandboxedEnv(*self.args)
+
+
 class MarkedEnvFactory:
     def __init__(self, marks: Path):
         self.marks = str(marks)

@@ -325,8 +325,13 @@ class DockerSandbox:
             self._closed = True
             slot, self._slot = self._slot, None
         lifecycle.unregister(self)
-        if slot is not None:
-            hosts.release(slot)
+        try:  # the slot is freed once the container is gone: a cap counts containers on the host, removals too
+            self._remove()
+        finally:
+            if slot is not None:
+                hosts.release(slot)
+
+    def _remove(self) -> None:
         if self._runner is not None:
             self._runner.close()
         try:

@@ -1,14 +1,18 @@
 """Placement of sandboxes over several Docker hosts: the least-loaded host that answers, under a cap per host
 (waiting for a slot when all are full); a host that stops answering leaves the rotation and is probed again
-after a cooldown. Load is what this process started: live sandboxes per host."""
+after a cooldown. Load is what this process started: live sandboxes per host, unless a `Ledger` shared by
+several processes (the Ray actors of one run: `share`) counts them, so the choice and the cap hold across all."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 import docker.errors
 import requests.exceptions
@@ -19,6 +23,48 @@ from .host_images import forget
 
 COOLDOWN_S = float(os.environ.get("ROLLGYM_HOST_COOLDOWN_S", "30"))
 PROBE_TIMEOUT_S = 5.0
+_LOG = logging.getLogger(__name__)
+
+
+class Ledger(Protocol):
+    """Live sandboxes per host, counted for several processes at once. `take` picks, among `candidates` (the
+    hosts in rotation, in configured order), the least-loaded one under `cap`, counts it and returns it (None:
+    all at the cap); `give` uncounts one. Keys are `ledger_key`s: the same daemon has the same key everywhere."""
+
+    def take(self, candidates: list[str], cap: int | None) -> str | None: ...
+
+    async def atake(self, candidates: list[str], cap: int | None) -> str | None: ...
+
+    def give(self, key: str) -> None: ...
+
+
+_LEDGER: Ledger | None = None
+
+
+def share(ledger: Ledger | None) -> None:
+    """Count placements in `ledger` from now on (None: in this process only, the default)."""
+    global _LEDGER
+    _LEDGER = ledger
+
+
+def ledger_key(address: str) -> str:
+    """A daemon's name across machines: a tcp:// or ssh:// address is the same daemon wherever it is used from;
+    the default engine or a unix socket is this machine's own."""
+    if address.startswith(("tcp://", "ssh://", "https://", "http://")):
+        return address
+    return f"{socket.gethostname()}|{address}"
+
+
+def _shared(hosts: list[str], cap: int | None) -> Ledger | None:
+    """The ledger, when placement is a choice to share (several hosts, or a cap)."""
+    return _LEDGER if _LEDGER is not None and (len(hosts) > 1 or cap is not None) else None
+
+
+def _ledger_failed(exc: BaseException) -> None:
+    global _LEDGER
+    _LOG.warning("the shared sandbox placement ledger is gone (%s: %s); placing by this process's own count",
+                 type(exc).__name__, exc)
+    _LEDGER = None
 
 
 @dataclass
@@ -30,6 +76,7 @@ class HostState:
     down_until: float = 0.0  # 0: in rotation; else out until this monotonic time, then probed
     down_reason: str = ""
     probing: bool = False
+    shared: int = 0  # of `live`, the slots a shared ledger counted
 
     @property
     def up(self) -> bool:
@@ -96,14 +143,36 @@ def _claim_probes(hosts: list[str]) -> list[str]:
         return due
 
 
+def _up(hosts: list[str]) -> list[HostState]:
+    """Hosts in rotation (call holding `_COND`); `HostUnavailableError` when none is and none is being probed."""
+    up = [_state(h) for h in hosts if _state(h).up]
+    if not up and not any(_state(h).probing for h in hosts):
+        why = "; ".join(f"{h}: {_state(h).down_reason}" for h in hosts)
+        raise HostUnavailableError(f"no Docker host answers ({why})")
+    return up
+
+
+def _keys_up(hosts: list[str]) -> dict[str, str] | None:
+    """The hosts in rotation by ledger key, for the ledger to choose from (None: wait for a probe)."""
+    with _COND:
+        up = _up(hosts)
+    return {ledger_key(s.address): s.address for s in up} or None
+
+
+def _counted(address: str | None) -> str | None:
+    """A slot the ledger counted, counted here too (and given back to the ledger on `release`)."""
+    if address is not None:
+        with _COND:
+            _state(address).live += 1
+            _state(address).shared += 1
+    return address
+
+
 def _pick(hosts: list[str], cap: int | None) -> str | None:
     with _COND:
-        up = [_state(h) for h in hosts if _state(h).up]
+        up = _up(hosts)
         if not up:
-            if any(_state(h).probing for h in hosts):
-                return None  # another thread is probing: wait for its answer
-            why = "; ".join(f"{h}: {_state(h).down_reason}" for h in hosts)
-            raise HostUnavailableError(f"no Docker host answers ({why})")
+            return None  # another thread is probing: wait for its answer
         free = [s for s in up if cap is None or s.live < cap]
         if not free:
             return None
@@ -117,7 +186,18 @@ def try_reserve(hosts: list[str], cap: int | None) -> str | None:
     the cap. `HostUnavailableError` naming the hosts when none answers."""
     for h in _claim_probes(hosts):
         _probe(h)
-    return _pick(hosts, cap)
+    ledger = _shared(hosts, cap)
+    if ledger is None:
+        return _pick(hosts, cap)
+    keys = _keys_up(hosts)
+    if keys is None:
+        return None
+    try:
+        key = ledger.take(list(keys), cap)
+    except Exception as exc:  # noqa: BLE001 - the ledger's process died: go on with this process's count
+        _ledger_failed(exc)
+        return _pick(hosts, cap)
+    return _counted(keys.get(key) if key is not None else None)
 
 
 def reserve(hosts: list[str], cap: int | None) -> str:
@@ -137,7 +217,18 @@ async def areserve(hosts: list[str], cap: int | None, poll_s: float = 0.05) -> s
         due = _claim_probes(hosts)
         if due:
             await asyncio.gather(*(asyncio.to_thread(_probe, h) for h in due))
-        host = _pick(hosts, cap)
+        ledger = _shared(hosts, cap)
+        if ledger is None:
+            host = _pick(hosts, cap)
+        elif (keys := _keys_up(hosts)) is None:
+            host = None
+        else:
+            try:
+                key = await ledger.atake(list(keys), cap)
+                host = _counted(keys.get(key) if key is not None else None)
+            except Exception as exc:  # noqa: BLE001 - the ledger's process died: go on with this process's count
+                _ledger_failed(exc)
+                host = _pick(hosts, cap)
         if host is not None:
             return host
         await asyncio.sleep(poll_s)
@@ -148,7 +239,13 @@ def release(address: str) -> None:
     with _COND:
         state = _state(address)
         state.live = max(0, state.live - 1)
+        shared, state.shared = state.shared > 0, max(0, state.shared - 1)
         _COND.notify_all()
+    if shared and _LEDGER is not None:
+        try:
+            _LEDGER.give(ledger_key(address))
+        except Exception as exc:  # noqa: BLE001
+            _ledger_failed(exc)
 
 
 def load(hosts: list[str] | None = None) -> dict[str, int]:
@@ -180,5 +277,5 @@ def reset(address: str | None = None) -> None:
         _COND.notify_all()
 
 
-__all__ = ["COOLDOWN_S", "DEFAULT_HOST", "areserve", "home_client", "is_unreachable", "load", "mark_down", "out_of_rotation",
+__all__ = ["COOLDOWN_S", "DEFAULT_HOST", "Ledger", "areserve", "ledger_key", "share", "home_client", "is_unreachable", "load", "mark_down", "out_of_rotation",
            "release", "reserve", "reset", "try_reserve"]

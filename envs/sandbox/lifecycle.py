@@ -194,14 +194,21 @@ def _rows(host: str, run_id: str | None) -> list[dict]:
     filters = {"label": [f"{LABEL}=1"] + ([f"rollgym.run_id={run_id}"] if run_id else [])}
     # The low-level listing: `containers.list` inspects each container, which races with their removal.
     try:
-        return client_for(host).api.containers(all=True, filters=filters)
+        rows = client_for(host).api.containers(all=True, filters=filters)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise SandboxError(f"Docker host {host}: cannot list containers: {exc}") from exc
+    # A row with no name is a ghost: a creation cut short by the daemon's crash, listed as Dead while inspect and
+    # remove say no such container (dockerd 20.10, after SIGKILL). Nothing runs and nothing can be removed.
+    return [c for c in rows if c.get("Names")]
+
+
+def _name(container: dict) -> str:
+    return container["Names"][0].lstrip("/")
 
 
 def list_sandboxes(run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[ContainerRow]:
     """rollgym containers (optionally of one run) on every configured host, running or not."""
-    return [ContainerRow(name=c["Names"][0].lstrip("/"), host=host, state=c.get("State", ""),
+    return [ContainerRow(name=_name(c), host=host, state=c.get("State", ""),
                          run_id=(c.get("Labels") or {}).get("rollgym.run_id", ""),
                          task_id=(c.get("Labels") or {}).get("rollgym.task_id", ""), labels=c.get("Labels") or {})
             for host in configured_hosts(docker_host) for c in _rows(host, run_id)]
@@ -223,7 +230,7 @@ def prune(all_containers: bool = False, run_id: str | None = None, docker_host: 
                 continue
             try:
                 api.remove_container(c["Id"], force=True)
-                removed.append(c["Names"][0].lstrip("/"))
+                removed.append(_name(c))
             except docker.errors.NotFound:
                 pass
             except docker.errors.APIError as exc:

@@ -63,13 +63,28 @@ class RolloutActor:
         self._done: asyncio.Queue | None = None
         self._out: asyncio.Queue | None = None
         self._pump: asyncio.Task | None = None
+        self._shared = None  # the call's placement ledger, once shared
 
     def where(self) -> dict[str, Any]:
         """This actor's node (id and address) and process, for errors that name it."""
         import ray
 
         ctx = ray.get_runtime_context()
-        return {"node_id": ctx.get_node_id(), "node_ip": ray.util.get_node_ip_address(), "pid": os.getpid()}
+        return {"node_id": ctx.get_node_id(), "node_ip": ray.util.get_node_ip_address(), "pid": os.getpid(),
+                "actor_id": ctx.get_actor_id()}
+
+    def _share_placements(self) -> None:
+        """Place sandboxes by the call's cluster-wide count (`ledger.py`), from this call's first rollout on
+        (imports the sandbox package, 0.35 s once per process, whether or not the environment uses it: an
+        environment may import it only once it runs, and a count that starts late is wrong)."""
+        import ray
+
+        from rollgym.envs.sandbox import hosts
+
+        from .ledger import RayLedger
+
+        self._shared = RayLedger(self._spec.call, ray.get_runtime_context().get_actor_id())
+        hosts.share(self._shared)
 
     async def setup(self, spec: ActorSpec) -> dict[str, Any]:
         """Build this call's environment factory and engine (a bad spec fails here, not in every rollout)."""
@@ -78,6 +93,7 @@ class RolloutActor:
         spec.policy.engine  # noqa: B018
         self._spec = spec
         self._inbox, self._done, self._slots = asyncio.Queue(), asyncio.Queue(), []
+        self._share_placements()
         return self.where()
 
     async def give(self, jobs: list[Job]) -> None:
@@ -192,6 +208,11 @@ class RolloutActor:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)
             self._pump = None
+        if self._shared is not None:
+            from rollgym.envs.sandbox import hosts
+
+            hosts.share(None)
+            self._shared = None
         if self._spec is not None:
             spec, self._spec = self._spec, None
             await spec.policy.aclose()

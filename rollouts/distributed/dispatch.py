@@ -12,6 +12,8 @@ run are not written, so a resumed run does them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import uuid
 from collections import deque
 from typing import Any, AsyncIterator, Callable
 
@@ -22,6 +24,7 @@ from ..records import ErrorRecord, Rollout
 from .actor import decode
 from .config import RayConfig
 from .cluster import head_lost, off_loop
+from .ledger import drop_owner, end_ledger
 from .pool import Member, acquire, forget, release
 from .spec import ActorSpec, prefetch_for, split_slots
 
@@ -47,6 +50,7 @@ class _Run:
         self.config, self.env_id, self.group_prefix = config, env_id, group_prefix
         self.total, self.reported = len(jobs), 0
         self.gone: str | None = None  # why the whole cluster is lost (its head stopped answering)
+        self.call = ""  # names the call's placement ledger, if its actors made one
 
         def report(ti: int, si: int, rollout: Rollout) -> None:
             self.reported += 1
@@ -81,6 +85,8 @@ class _Run:
         """Actor `i` died: retry what it held, or record it as `WorkerDied` naming the node."""
         member = self.live.pop(i)
         where = member.where
+        if where.get("actor_id"):  # its sandboxes' slots in the cluster-wide count are free
+            asyncio.ensure_future(off_loop(drop_owner, self.call, where["actor_id"]))
         why = (f"the Ray actor on node {where.get('node_ip', '?')} (node id {str(where.get('node_id', '?'))[:16]}, "
                f"pid {where.get('pid', '?')}) died before finishing this rollout: {type(exc).__name__}")
         for key, job in self.held.pop(i, {}).items():
@@ -108,7 +114,9 @@ async def run_jobs_on_ray(env: Any, jobs: list[Job], policy: Any, *, config: Ray
     head, task = head_of(ray, config), asyncio.current_task()
     watch = asyncio.create_task(_watch_head(run, head, task)) if head is not None else None
     try:
-        await _dispatch(ray, run, ActorSpec(env, env_kwargs, policy, limits, sampling, group_prefix), concurrency)
+        spec = ActorSpec(env, env_kwargs, policy, limits, sampling, group_prefix, call=uuid.uuid4().hex[:12])
+        run.call = spec.call
+        await _dispatch(ray, run, spec, concurrency)
     except (asyncio.CancelledError, Exception):
         if run.gone is None:
             raise
@@ -171,6 +179,8 @@ async def _dispatch(ray: Any, run: _Run, spec: ActorSpec, concurrency: int) -> N
     finally:
         if run.gone is None:
             await asyncio.shield(release(config, list(run.live.values())))
+            with contextlib.suppress(Exception):  # a ledger left over ends itself once idle (ledger.IDLE_S)
+                await asyncio.shield(asyncio.wait_for(off_loop(end_ledger, run.call), 30))
         else:
             forget(config)
 

@@ -20,6 +20,7 @@ class ActorSpec:
     limits: Limits | None
     sampling: SamplingParams
     group_prefix: str = ""
+    call: str = ""  # names this call's cluster-wide placement ledger (ledger.py)
 
 
 def split_slots(concurrency: int, actors: int) -> list[int]:
