@@ -78,6 +78,10 @@ class HostLedger:
         return {k: v for k, v in self.live.items() if v}
 
 
+#: The ledgers' Ray namespace (a detached actor in a job's anonymous namespace makes Ray print a warning).
+NAMESPACE = "rollgym"
+
+
 def ledger_name(call: str) -> str:
     return f"rollgym-hosts-{call}"
 
@@ -93,7 +97,8 @@ class RayLedger:
             import ray
 
             # Detached: it outlives the actor that happened to create it; the driver ends it with the call.
-            self._handle = ray.remote(HostLedger).options(name=self.name, get_if_exists=True, lifetime="detached",
+            self._handle = ray.remote(HostLedger).options(name=self.name, namespace=NAMESPACE, get_if_exists=True,
+                                                          lifetime="detached",
                                                           num_cpus=0, max_concurrency=1000).remote()
         return self._handle
 
@@ -129,6 +134,6 @@ def _existing(call: str) -> Any:
     import ray
 
     try:
-        return ray.get_actor(ledger_name(call))
-    except ValueError:
+        return ray.get_actor(ledger_name(call), namespace=NAMESPACE)
+    except Exception:  # noqa: BLE001 - none was made (ValueError), or the cluster is gone: nothing to do
         return None

@@ -56,7 +56,8 @@ async def test_the_cap_per_host_holds_across_the_actors_of_a_run(cluster, docker
     assert hosts_used == {DEFAULT_HOST, DOCKER2}
     assert peak == {DEFAULT_HOST: 1, DOCKER2: 1}, f"at most 1 sandbox per host at once, cluster-wide: {peak}"
     assert list_containers(run_id=run_id, docker_host=[DEFAULT_HOST, DOCKER2]) == []
-    assert not [a for a in ray.util.list_named_actors() if a.startswith("rollgym-hosts-")], "the ledger outlived its call"
+    named = ray.util.list_named_actors(all_namespaces=True)
+    assert not [a for a in named if a["name"].startswith("rollgym-hosts-")], f"the ledger outlived its call: {named}"
 
 
 async def test_the_ledger_frees_a_dead_owners_slots_and_waits_for_a_slot():
