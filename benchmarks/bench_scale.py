@@ -34,7 +34,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402
 from rollgym.rollouts.batch import run_rollouts  # noqa: E402
-from rollgym.rollouts.distributed import RayConfig  # noqa: E402
+from rollgym.rollouts.distributed import RayConfig, dispatch  # noqa: E402
 from rollgym.rollouts.distributed.pool import drop_pool  # noqa: E402
 from rollgym.rollouts.engines.scripted import ScriptedEngine  # noqa: E402
 from rollgym.rollouts.limits import Limits  # noqa: E402
@@ -44,6 +44,7 @@ from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402
 
 TURNS = 8
 OLD_COMMIT = "86d1e3e"
+PULLED = "Ray, 2 actors, pulled"  # the Ray Client (ray://) path: batches pulled, not streamed
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
@@ -107,6 +108,9 @@ async def measure(tok, mode: str, rollouts: int, concurrency: int, pool=None, co
             "wall_ms_per_rollout": wall * 1e3 / rollouts, "errors": seen["errors"], "turns": seen["turns"]}
 
 
+streams = dispatch.through_client
+
+
 async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)
     tok.certify()
@@ -122,12 +126,19 @@ async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
         "Ray, 2 actors": RayConfig(actors=2, resources={"local": 1}, keep_actors=True),
         "Ray, 4 actors": RayConfig(actors=4, resources={"local": 1}, keep_actors=True),
         "Ray, 2 nodes x 1 actor": RayConfig(actors=2, resources={"spread": 1}, keep_actors=True),
+        PULLED: RayConfig(actors=2, resources={"local": 1}, keep_actors=True),
     }
 
     async def one(name: str, n: int = rollouts) -> dict:
         config = configs[name]
         if config == "old":
             return await measure(tok, "old pool", n, concurrency, pool=pool)
+        if name == PULLED:  # what a driver on Ray Client (ray://) does, in this driver: `open` + `pull` calls
+            dispatch.through_client = lambda: True
+            try:
+                return await measure(tok, name, n, concurrency, config=config)
+            finally:
+                dispatch.through_client = streams
         return await measure(tok, name, n, concurrency, config=config)
 
     for name in configs:  # warm-up: imports, actor start-up, the old pool's fork server
