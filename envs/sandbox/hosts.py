@@ -42,14 +42,20 @@ _LEDGER: Ledger | None = None
 
 
 def share(ledger: Ledger | None) -> None:
-    """Count placements in `ledger` from now on (None: in this process only, the default)."""
+    """Count placements in `ledger` from now on (None: in this process only, the default). Slots another
+    ledger counted are not given back to this one."""
     global _LEDGER
-    _LEDGER = ledger
+    with _COND:
+        _LEDGER = ledger
+        for state in _STATES.values():
+            state.shared = 0
 
 
 def ledger_key(address: str) -> str:
     """A daemon's name across machines: a tcp:// or ssh:// address is the same daemon wherever it is used from;
-    the default engine or a unix socket is this machine's own."""
+    the default engine (unless `DOCKER_HOST` names a remote one) or a unix socket is this machine's own."""
+    if address == DEFAULT_HOST and os.environ.get("DOCKER_HOST", "").startswith(("tcp://", "ssh://")):
+        address = os.environ["DOCKER_HOST"]
     if address.startswith(("tcp://", "ssh://", "https://", "http://")):
         return address
     return f"{socket.gethostname()}|{address}"
@@ -61,10 +67,9 @@ def _shared(hosts: list[str], cap: int | None) -> Ledger | None:
 
 
 def _ledger_failed(exc: BaseException) -> None:
-    global _LEDGER
     _LOG.warning("the shared sandbox placement ledger is gone (%s: %s); placing by this process's own count",
                  type(exc).__name__, exc)
-    _LEDGER = None
+    share(None)
 
 
 @dataclass
@@ -240,10 +245,11 @@ def release(address: str) -> None:
         state = _state(address)
         state.live = max(0, state.live - 1)
         shared, state.shared = state.shared > 0, max(0, state.shared - 1)
+        ledger = _LEDGER
         _COND.notify_all()
-    if shared and _LEDGER is not None:
+    if shared and ledger is not None:
         try:
-            _LEDGER.give(ledger_key(address))
+            ledger.give(ledger_key(address))
         except Exception as exc:  # noqa: BLE001
             _ledger_failed(exc)
 

@@ -51,6 +51,7 @@ class _Run:
         self.total, self.reported = len(jobs), 0
         self.gone: str | None = None  # why the whole cluster is lost (its head stopped answering)
         self.call = ""  # names the call's placement ledger, if its actors made one
+        self.background: set[asyncio.Future] = set()
 
         def report(ti: int, si: int, rollout: Rollout) -> None:
             self.reported += 1
@@ -86,7 +87,9 @@ class _Run:
         member = self.live.pop(i)
         where = member.where
         if where.get("actor_id"):  # its sandboxes' slots in the cluster-wide count are free
-            asyncio.ensure_future(off_loop(drop_owner, self.call, where["actor_id"]))
+            task = asyncio.ensure_future(off_loop(drop_owner, self.call, where["actor_id"]))
+            self.background.add(task)
+            task.add_done_callback(self.background.discard)
         why = (f"the Ray actor on node {where.get('node_ip', '?')} (node id {str(where.get('node_id', '?'))[:16]}, "
                f"pid {where.get('pid', '?')}) died before finishing this rollout: {type(exc).__name__}")
         for key, job in self.held.pop(i, {}).items():

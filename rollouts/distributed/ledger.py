@@ -13,7 +13,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 #: How long a `take` waits in the ledger for a slot to free before saying "none" (the caller asks again).
-WAIT_S = 1.0
+WAIT_S = 0.5
+#: Calls the ledger serves at once: waiting takes must leave room for the gives that free their slots.
+MAX_CONCURRENCY = 10_000
 #: A ledger nobody has called for this long with no slot counted ends itself (its driver died before ending
 #: it); one with slots counted (its actors died with the driver, never giving them back), after 6 times that.
 IDLE_S = 600.0
@@ -61,6 +63,7 @@ class HostLedger:
                     return None
 
     async def give(self, owner: str, key: str) -> None:
+        self.called = asyncio.get_running_loop().time()
         async with self.freed:
             if self.owned[owner][key] > 0:
                 self.owned[owner][key] -= 1
@@ -68,7 +71,8 @@ class HostLedger:
                 self.freed.notify_all()
 
     async def drop(self, owner: str) -> None:
-        """An owner died: its slots are free (its containers are gone with it, or a prune removes them)."""
+        """An owner died: its slots are free (its containers may outlive it, until their TTL or a prune)."""
+        self.called = asyncio.get_running_loop().time()
         async with self.freed:
             for key, count in self.owned.pop(owner, Counter()).items():
                 self.live[key] -= count
@@ -99,7 +103,7 @@ class RayLedger:
             # Detached: it outlives the actor that happened to create it; the driver ends it with the call.
             self._handle = ray.remote(HostLedger).options(name=self.name, namespace=NAMESPACE, get_if_exists=True,
                                                           lifetime="detached",
-                                                          num_cpus=0, max_concurrency=1000).remote()
+                                                          num_cpus=0, max_concurrency=MAX_CONCURRENCY).remote()
         return self._handle
 
     def take(self, candidates: list[str], cap: int | None) -> str | None:
@@ -108,7 +112,17 @@ class RayLedger:
         return ray.get(self._ledger().take.remote(self.owner, candidates, cap))
 
     async def atake(self, candidates: list[str], cap: int | None) -> str | None:
-        return await self._ledger().take.remote(self.owner, candidates, cap)
+        """`take` awaited; a caller cancelled meanwhile (a rollout's time limit) gives back what it was counted."""
+        taken = asyncio.wrap_future(self._ledger().take.remote(self.owner, candidates, cap).future())
+        try:
+            return await asyncio.shield(taken)
+        except asyncio.CancelledError:
+            taken.add_done_callback(self._give_back)
+            raise
+
+    def _give_back(self, taken: asyncio.Future) -> None:
+        if not taken.cancelled() and taken.exception() is None and taken.result() is not None:
+            self.give(taken.result())
 
     def give(self, key: str) -> None:
         self._ledger().give.remote(self.owner, key)
@@ -118,7 +132,10 @@ def drop_owner(call: str, owner: str) -> None:
     """Free a dead actor's slots, if the call has a ledger."""
     handle = _existing(call)
     if handle is not None:
-        handle.drop.remote(owner)
+        try:
+            handle.drop.remote(owner)
+        except Exception:  # noqa: BLE001 - the ledger is gone too: nothing to free
+            pass
 
 
 def end_ledger(call: str) -> None:

@@ -72,3 +72,24 @@ async def test_the_ledger_frees_a_dead_owners_slots_and_waits_for_a_slot():
     await ledger.give("b", "h2")
     await ledger.give("b", "h2")  # more than it holds: ignored
     assert ledger.load() == {"h1": 1}
+
+
+async def test_a_take_cancelled_while_waiting_gives_its_slot_back(cluster):
+    from rollgym.rollouts.distributed.ledger import RayLedger, _existing, end_ledger
+
+    call = uuid.uuid4().hex[:12]
+    ledger = RayLedger(call, "owner")
+    try:
+        assert await ledger.atake(["h1"], 1) == "h1"
+        waiting = asyncio.create_task(ledger.atake(["h1"], 1))  # waits in the ledger: h1 is at its cap
+        await asyncio.sleep(0.2)
+        waiting.cancel()  # a rollout's time limit; the remote take goes on and gets the slot once it is free
+        ledger.give("h1")
+        handle = _existing(call)
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            if await handle.load.remote() == {}:
+                break
+        assert await handle.load.remote() == {}, "the cancelled take's slot was never given back"
+    finally:
+        end_ledger(call)
