@@ -151,7 +151,7 @@ class SWEEnv(Env):
     async def current_diff(self) -> str:
         """The agent's changes against base_commit (new files included, binary-safe); `_ChangeRefused` when
         a file or the whole change is over `max_diff_bytes`, or the change holds binary files."""
-        t, base, limit = self.swe_task, shlex.quote(self.swe_task.base_commit), self.max_diff_bytes
+        base, limit = shlex.quote(self.swe_task.base_commit), self.max_diff_bytes
         big = await self.sandbox.aexec(OVERSIZED.format(base=base, limit=limit), timeout=120)
         if big.exit_code == 0 and big.output.strip():
             size, _, path = big.output.strip().partition(" ")

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from rich.console import Console
 
 from rollgym.rollouts.engines.default_model import smollm2_dir
 from rollgym.rollouts.engines.testing.loopback import LoopbackServer
