@@ -142,3 +142,14 @@ def smollm2_fp32():
     from rollgym.rollouts.engines.default_model import smollm2_dir
 
     return AutoModelForCausalLM.from_pretrained(str(smollm2_dir()), dtype=torch.float32).eval()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def end_helper_daemons():
+    """The second dockerd and the test sshd (several-Docker-hosts tests) are stopped at the end of the session
+    that started them; ones already running are left running."""
+    from docker2_support import running, stop
+
+    before = running()
+    yield
+    stop(keep=before)

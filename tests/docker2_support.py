@@ -32,6 +32,42 @@ def start_docker2_ssh() -> None:
         raise RuntimeError(f".ci/docker-up --ssh failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
 
 
+SSHD_PIDFILE = "/run/rollgym-sshd.pid"
+
+
+def _alive(pidfile: str) -> int | None:
+    """The pid in `pidfile` if that process is alive."""
+    try:
+        pid = int(Path(pidfile).read_text().strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def running() -> set[str]:
+    """Which of the second dockerd and the test sshd run now."""
+    return {name for name, pidfile in (("docker2", PIDFILE), ("sshd", SSHD_PIDFILE)) if _alive(pidfile)}
+
+
+def stop(keep: set[str]) -> None:
+    """Stop the second dockerd and the test sshd (and ssh connections kept open to it), except those in `keep`:
+    a test session ends what it started."""
+    if "sshd" not in keep:
+        subprocess.run(["pkill", "-f", "rollgym-sshd/ssh_config"], capture_output=True)  # ControlPersist masters
+    for name, pidfile in (("sshd", SSHD_PIDFILE), ("docker2", PIDFILE)):
+        pid = _alive(pidfile)
+        if name in keep or pid is None:
+            continue
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(600):  # dockerd stops its containers and its containerd first
+            if _alive(pidfile) != pid:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, signal.SIGKILL)
+
+
 def kill_docker2() -> None:
     """SIGKILL the second dockerd and wait until it is gone (its containers' processes stay: a crashed host)."""
     pid = int(Path(PIDFILE).read_text().strip())
