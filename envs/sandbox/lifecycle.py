@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-from contextlib import contextmanager
 import contextlib
 import os
 import signal
@@ -83,7 +82,7 @@ _BUSY = threading.Condition()
 _busy = 0  # sandboxes being created or closed right now, in threads no caller may be waiting for
 
 
-@contextmanager
+@contextlib.contextmanager
 def busy():
     """Mark a creation or a removal in progress, so `settle` waits for it."""
     global _busy
