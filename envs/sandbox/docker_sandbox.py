@@ -13,6 +13,7 @@ import uuid
 import docker
 import docker.errors
 import requests.exceptions
+import urllib3.exceptions
 
 from . import hosts, lifecycle
 from .archives import dir_archive, file_archive, first_file
@@ -160,6 +161,12 @@ class DockerSandbox:
         return SandboxDeadError(f"{what}: sandbox container {self.name} is no longer running (status: {self.status()})"
                                 + (f": {exc}" if exc else ""))
 
+    def _dropped(self, what: str, exc: Exception) -> SandboxError:
+        """A request the daemon dropped: the container's death (or its host's) if that is why."""
+        if not self.status().startswith("running"):
+            return self._dead_error(what, exc)
+        return SandboxError(f"{what}: Docker daemon error: {exc}")
+
     def _disk_error(self) -> DiskLimitError:
         return DiskLimitError(f"the sandbox's commands wrote {self.disk_used / 2**30:.2f} GiB, over its disk budget of "
                               f"{self.config.disk_limit}; the container was stopped")
@@ -219,6 +226,10 @@ class DockerSandbox:
             res = plain_exec(self.client.api, self.container.id, self.config.user or "", cmd, timeout, cwd, env, max_output)
         except SandboxDeadError as exc:
             raise self._dead_error("exec", exc) from exc
+        except SandboxError as exc:  # the daemon failed the request: a dead container (or host) says so
+            if not self.status().startswith("running"):
+                raise self._dead_error("exec", exc) from exc
+            raise
         if (not res.timed_out and res.exit_code is None) or (res.exit_code == 137 and not self.status().startswith("running")):
             raise self._dead_error("exec")
         return res
@@ -286,9 +297,14 @@ class DockerSandbox:
             if is_not_running_error(exc):
                 raise self._dead_error(f"read {path}", exc) from exc
             raise SandboxError(f"read {path}: {exc}") from exc
+        except requests.exceptions.RequestException as exc:
+            raise self._dropped(f"read {path}", exc) from exc
         if stat.get("mode", 0) & (1 << 31):
             raise DirectoryInSandboxError(f"{path} is a directory")
-        data = first_file(stream, max_bytes)
+        try:
+            data = first_file(stream, max_bytes)
+        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:  # cut off mid-archive
+            raise self._dropped(f"read {path}", exc) from exc
         if data is None:
             raise SandboxError(f"{path} is not a regular file")
         return data

@@ -13,6 +13,7 @@ import docker.errors
 import requests.exceptions
 
 from .daemon import with_retries
+from .errors import SandboxError
 from .models import ExecResult
 from .output import HeadTailBuffer, render_output
 
@@ -42,7 +43,10 @@ def plain_exec(api: docker.APIClient, container_id: str, user: str, cmd: str, ti
     start = time.monotonic()
     exec_id = with_retries(lambda: api.exec_create(container_id, ["setsid", "-w", "sh", "-c", script, "sh", cmd],
                                                    workdir=cwd, environment={**(env or {}), MARK: token}, user=user)["Id"], "exec")
-    stream = api.exec_start(exec_id, stream=True)
+    try:
+        stream = api.exec_start(exec_id, stream=True)
+    except (docker.errors.APIError, requests.exceptions.RequestException) as exc:  # e.g. its daemon died just now
+        raise SandboxError(f"exec: Docker daemon error: {exc}") from exc
     buf = HeadTailBuffer(max_output)
     done = threading.Event()
 
@@ -62,7 +66,7 @@ def plain_exec(api: docker.APIClient, container_id: str, user: str, cmd: str, ti
                 f'for f in $(grep -lzx "{MARK}={token}" /proc/[0-9]*/environ 2>/dev/null); do p=${{f#/proc/}}; kill -9 ${{p%/environ}}; done')
         try:
             api.exec_start(api.exec_create(container_id, ["sh", "-c", kill], user=user)["Id"])
-        except docker.errors.APIError:
+        except (docker.errors.APIError, requests.exceptions.RequestException):
             pass
         done.wait(10)
     code = None if timed_out else _exit_code(api, exec_id)

@@ -7,6 +7,7 @@ import resource
 import time
 
 import pytest
+import requests
 
 pytestmark = pytest.mark.docker
 
@@ -89,3 +90,43 @@ def test_timeout_kills_children_that_left_the_session(any_sandbox):
     time.sleep(0.3)
     left = any_sandbox.exec("ps -eo args | grep -E '^sleep 100[234]' || true")
     assert left.output.strip() == "", f"processes survived the timeout: {left.output}"
+
+
+def _dropped(real, when, before=lambda: None):
+    """`real` (a docker-py APIClient method) failing as a daemon killed mid-request does (urllib3's reset,
+    wrapped by requests 2.x as `ConnectionError`), for the calls `when` picks, after running `before`."""
+    from urllib3.exceptions import ProtocolError
+
+    def call(*args, **kwargs):
+        if when(kwargs):
+            before()
+            raise requests.exceptions.ConnectionError(
+                ProtocolError("Connection aborted.", ConnectionResetError(104, "Connection reset by peer")))
+        return real(*args, **kwargs)
+
+    return call
+
+
+def test_a_request_the_daemon_drops_is_a_sandbox_error_never_a_raw_one(base_image, monkeypatch):
+    """CI once saw a raw requests `ConnectionError` escape `exec` when a daemon was killed between an exec's
+    create and start: every daemon failure is translated at the sandbox's boundary."""
+    from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError
+
+    sb = DockerSandbox(SandboxConfig(image=base_image, task_id="dropped", use_runner=False))
+    try:
+        monkeypatch.setattr(sb.client.api, "exec_start", _dropped(sb.client.api.exec_start, lambda kw: kw.get("stream")))
+        with pytest.raises(SandboxError, match="Connection reset by peer") as alive:
+            sb.exec("echo hi")
+        assert not isinstance(alive.value, SandboxDeadError)  # the container still runs: not called dead
+        monkeypatch.setattr(sb.client.api, "get_archive", _dropped(sb.client.api.get_archive, lambda kw: True))
+        with pytest.raises(SandboxError, match="read /etc/hostname: Docker daemon error"):
+            sb.read_file("/etc/hostname")
+        monkeypatch.undo()
+        assert sb.exec("echo hi").output.strip() == "hi"  # nothing broken by it
+        monkeypatch.setattr(sb.client.api, "exec_start",  # the container dies with the request (a host going down)
+                            _dropped(sb.client.api.exec_start, lambda kw: kw.get("stream"), before=sb.container.kill))
+        with pytest.raises(SandboxDeadError, match="no longer running"):
+            sb.exec("echo hi")
+    finally:
+        monkeypatch.undo()
+        sb.close()
