@@ -108,7 +108,7 @@ async def measure(tok, mode: str, rollouts: int, concurrency: int, pool=None, co
             "wall_ms_per_rollout": wall * 1e3 / rollouts, "errors": seen["errors"], "turns": seen["turns"]}
 
 
-streams = dispatch.through_client
+streamed_here = dispatch.through_client  # this driver's own answer, put back after the pulled row
 
 
 async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
@@ -138,7 +138,7 @@ async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
             try:
                 return await measure(tok, name, n, concurrency, config=config)
             finally:
-                dispatch.through_client = streams
+                dispatch.through_client = streamed_here
         return await measure(tok, name, n, concurrency, config=config)
 
     for name in configs:  # warm-up: imports, actor start-up, the old pool's fork server

@@ -54,7 +54,8 @@ def stop(keep: set[str]) -> None:
     """Stop the second dockerd and the test sshd (and ssh connections kept open to it), except those in `keep`:
     a test session ends what it started."""
     if "sshd" not in keep:
-        subprocess.run(["pkill", "-f", "rollgym-sshd/ssh_config"], capture_output=True)  # ControlPersist masters
+        # ssh's ControlPersist masters (titled "ssh: /run/rollgym-ssh-<hash> [mux]"), and clients using the config
+        subprocess.run(["pkill", "-f", "/run/rollgym-ssh-|rollgym-sshd/ssh_config"], capture_output=True)
     for name, pidfile in (("sshd", SSHD_PIDFILE), ("docker2", PIDFILE)):
         pid = _alive(pidfile)
         if name in keep or pid is None:

@@ -161,11 +161,10 @@ class DockerSandbox:
         return SandboxDeadError(f"{what}: sandbox container {self.name} is no longer running (status: {self.status()})"
                                 + (f": {exc}" if exc else ""))
 
-    def _dropped(self, what: str, exc: Exception) -> SandboxError:
-        """A request the daemon dropped: the container's death (or its host's) if that is why."""
+    def _raise_if_dead(self, what: str, exc: BaseException) -> None:
+        """`SandboxDeadError` when a request failed because the container (or its host) is no longer running."""
         if not self.status().startswith("running"):
-            return self._dead_error(what, exc)
-        return SandboxError(f"{what}: Docker daemon error: {exc}")
+            raise self._dead_error(what, exc) from exc
 
     def _disk_error(self) -> DiskLimitError:
         return DiskLimitError(f"the sandbox's commands wrote {self.disk_used / 2**30:.2f} GiB, over its disk budget of "
@@ -204,8 +203,7 @@ class DockerSandbox:
             except RunnerError as exc:
                 if self._closed:
                     raise SandboxDeadError(f"sandbox {self.name} was closed") from exc
-                if not self.status().startswith("running"):
-                    raise self._dead_error("exec", exc) from exc
+                self._raise_if_dead("exec", exc)
                 self.runner_error = str(exc)
                 with self._runner_lock:
                     if self._runner is runner:
@@ -227,8 +225,7 @@ class DockerSandbox:
         except SandboxDeadError as exc:
             raise self._dead_error("exec", exc) from exc
         except SandboxError as exc:  # the daemon failed the request: a dead container (or host) says so
-            if not self.status().startswith("running"):
-                raise self._dead_error("exec", exc) from exc
+            self._raise_if_dead("exec", exc)
             raise
         if (not res.timed_out and res.exit_code is None) or (res.exit_code == 137 and not self.status().startswith("running")):
             raise self._dead_error("exec")
@@ -289,6 +286,9 @@ class DockerSandbox:
             return self._read_via_exec(path, max_bytes)
         try:
             stream, stat = self.container.get_archive(path)
+            if stat.get("mode", 0) & (1 << 31):
+                raise DirectoryInSandboxError(f"{path} is a directory")
+            data = first_file(stream, max_bytes)
         except docker.errors.NotFound as exc:
             if "No such container" in str(exc):
                 raise self._dead_error(f"read {path}", exc) from exc
@@ -297,14 +297,9 @@ class DockerSandbox:
             if is_not_running_error(exc):
                 raise self._dead_error(f"read {path}", exc) from exc
             raise SandboxError(f"read {path}: {exc}") from exc
-        except requests.exceptions.RequestException as exc:
-            raise self._dropped(f"read {path}", exc) from exc
-        if stat.get("mode", 0) & (1 << 31):
-            raise DirectoryInSandboxError(f"{path} is a directory")
-        try:
-            data = first_file(stream, max_bytes)
-        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:  # cut off mid-archive
-            raise self._dropped(f"read {path}", exc) from exc
+        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:  # dropped, or cut off mid-archive
+            self._raise_if_dead(f"read {path}", exc)
+            raise SandboxError(f"read {path}: Docker daemon error: {exc}") from exc
         if data is None:
             raise SandboxError(f"{path} is not a regular file")
         return data

@@ -66,6 +66,12 @@ def _shared(hosts: list[str], cap: int | None) -> Ledger | None:
     return _LEDGER if _LEDGER is not None and (len(hosts) > 1 or cap is not None) else None
 
 
+def _without_ledger(exc: BaseException, hosts: list[str], cap: int | None) -> str | None:
+    """The ledger failed (its process died): stop sharing, and pick by this process's own count."""
+    _ledger_failed(exc)
+    return _pick(hosts, cap)
+
+
 def _ledger_failed(exc: BaseException) -> None:
     _LOG.warning("the shared sandbox placement ledger is gone (%s: %s); placing by this process's own count",
                  type(exc).__name__, exc)
@@ -157,15 +163,16 @@ def _up(hosts: list[str]) -> list[HostState]:
     return up
 
 
-def _keys_up(hosts: list[str]) -> dict[str, str] | None:
-    """The hosts in rotation by ledger key, for the ledger to choose from (None: wait for a probe)."""
+def _keys_up(hosts: list[str]) -> dict[str, str]:
+    """The hosts in rotation by ledger key, for the ledger to choose from (none: wait for a probe)."""
     with _COND:
         up = _up(hosts)
-    return {ledger_key(s.address): s.address for s in up} or None
+    return {ledger_key(s.address): s.address for s in up}
 
 
-def _counted(address: str | None) -> str | None:
-    """A slot the ledger counted, counted here too (and given back to the ledger on `release`)."""
+def _counted(keys: dict[str, str], key: str | None) -> str | None:
+    """The host the ledger chose (by key), counted here too (and given back to the ledger on `release`)."""
+    address = keys.get(key) if key is not None else None
     if address is not None:
         with _COND:
             _state(address).live += 1
@@ -195,14 +202,10 @@ def try_reserve(hosts: list[str], cap: int | None) -> str | None:
     if ledger is None:
         return _pick(hosts, cap)
     keys = _keys_up(hosts)
-    if keys is None:
-        return None
     try:
-        key = ledger.take(list(keys), cap)
-    except Exception as exc:  # noqa: BLE001 - the ledger's process died: go on with this process's count
-        _ledger_failed(exc)
-        return _pick(hosts, cap)
-    return _counted(keys.get(key) if key is not None else None)
+        return _counted(keys, ledger.take(list(keys), cap) if keys else None)
+    except Exception as exc:  # noqa: BLE001 - the ledger's process died
+        return _without_ledger(exc, hosts, cap)
 
 
 def reserve(hosts: list[str], cap: int | None) -> str:
@@ -225,15 +228,12 @@ async def areserve(hosts: list[str], cap: int | None, poll_s: float = 0.05) -> s
         ledger = _shared(hosts, cap)
         if ledger is None:
             host = _pick(hosts, cap)
-        elif (keys := _keys_up(hosts)) is None:
-            host = None
         else:
+            keys = _keys_up(hosts)
             try:
-                key = await ledger.atake(list(keys), cap)
-                host = _counted(keys.get(key) if key is not None else None)
-            except Exception as exc:  # noqa: BLE001 - the ledger's process died: go on with this process's count
-                _ledger_failed(exc)
-                host = _pick(hosts, cap)
+                host = _counted(keys, await ledger.atake(list(keys), cap) if keys else None)
+            except Exception as exc:  # noqa: BLE001 - the ledger's process died
+                host = _without_ledger(exc, hosts, cap)
         if host is not None:
             return host
         await asyncio.sleep(poll_s)
