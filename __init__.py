@@ -6,46 +6,47 @@
         rollout = await rg.rollout("rollgym/Calculator-v0", policy, limits=rg.Limits(max_turns=8))
 
 The names below are the public API; they load on first use, so `import rollgym` stays light (no torch).
-Subpackages: `rollgym.tokenization`, `rollgym.envs`, `rollgym.rollouts`.
+Layers (docs/concepts.md#layers): `rollgym.tokenization`, `rollgym.envs`, `rollgym.engines`, `rollgym.rollouts`.
 """
 
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 # Absolute imports only: test runners may import this file as a plain module (pytest imports a rootdir
 # package's __init__.py), where a relative import has no parent package.
+from rollgym.version import __version__
 from rollgym.errors import (EngineError, EnvError, ProxyError, RollgymError, SandboxError, TokenizationError, UsageError,
                             WorkerError)
 
-try:
-    __version__ = version("rollgym")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
 
 #: public name -> module that defines it (imported on first access)
 _LAZY = {
     # models and sampling
-    "Policy": "rollgym.rollouts.policy", "model_dir": "rollgym.rollouts.policy",
-    "Limits": "rollgym.rollouts.limits", "SamplingParams": "rollgym.rollouts.engines.base",
+    "Policy": "rollgym.rollouts.core.policy", "model_dir": "rollgym.rollouts.core.policy",
+    "Limits": "rollgym.limits", "SamplingParams": "rollgym.engines.base",
     "ChatTokenizer": "rollgym.tokenization",
     # environments
     "Env": "rollgym.envs", "tool": "rollgym.envs", "make": "rollgym.envs", "check_env": "rollgym.envs",
     "ResetInfo": "rollgym.envs", "StepInfo": "rollgym.envs", "ToolCallRecord": "rollgym.envs",
+    "swe_reward": "rollgym.envs.swe",
     # rollouts and records
-    "rollout": "rollgym.rollouts.loop", "run_rollouts": "rollgym.rollouts.batch",
-    "generate": "rollgym.rollouts.generate", "load_tasks": "rollgym.rollouts.tasks",
-    "Rollout": "rollgym.rollouts.records", "Turn": "rollgym.rollouts.records", "ErrorRecord": "rollgym.rollouts.records",
-    "read_rollouts": "rollgym.rollouts.output", "summarize": "rollgym.rollouts.output",
-    "is_infra_failure": "rollgym.rollouts.output",
+    "rollout": "rollgym.rollouts.core.loop", "run_rollouts": "rollgym.rollouts.core.batch",
+    "generate": "rollgym.rollouts.core.generate", "load_tasks": "rollgym.rollouts.core.tasks",
+    "Rollout": "rollgym.rollouts.core.records", "Turn": "rollgym.rollouts.core.records",
+    "ErrorRecord": "rollgym.rollouts.core.records",
+    "read_rollouts": "rollgym.rollouts.core.output", "is_infra_failure": "rollgym.rollouts.core.output",
+    "summarize": "rollgym.rollouts.core.summary", "RunSummary": "rollgym.rollouts.core.summary",
     "write_viewer": "rollgym.rollouts.view",
-    # trainers and agents
-    "make_rollout_func": "rollgym.rollouts.trl", "env_reward": "rollgym.rollouts.trl",
-    "component_reward": "rollgym.rollouts.trl", "patch_trl_for_vllm_cpu": "rollgym.rollouts.trl_vllm_cpu",
-    "RecordingProxy": "rollgym.rollouts.proxy", "agent_rollout_func": "rollgym.rollouts.proxy",
-    "SubprocessAgent": "rollgym.rollouts.proxy",
+    # agents
+    "RecordingProxy": "rollgym.rollouts.proxy", "SubprocessAgent": "rollgym.rollouts.proxy",
+    "run_agents": "rollgym.rollouts.proxy",
+    # trainers
+    "make_rollout_func": "rollgym.rollouts.integrations.trl", "agent_rollout_func": "rollgym.rollouts.integrations.trl",
+    "policy_from_trainer": "rollgym.rollouts.integrations.trl", "env_reward": "rollgym.rollouts.integrations.trl",
+    "component_reward": "rollgym.rollouts.integrations.trl",
+    "patch_trl_for_vllm_cpu": "rollgym.rollouts.integrations.trl_vllm_cpu",
 }
 _RENAMED = {"register": ("rollgym.envs", "register_env")}
 
@@ -70,18 +71,22 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above load lazily
+    from rollgym.engines.base import SamplingParams
     from rollgym.envs import Env, ResetInfo, StepInfo, ToolCallRecord, check_env, make, tool
     from rollgym.envs import register_env as register
-    from rollgym.rollouts.batch import run_rollouts
-    from rollgym.rollouts.engines.base import SamplingParams
-    from rollgym.rollouts.generate import generate
-    from rollgym.rollouts.limits import Limits
-    from rollgym.rollouts.loop import rollout
-    from rollgym.rollouts.output import is_infra_failure, read_rollouts, summarize
-    from rollgym.rollouts.policy import Policy, model_dir
-    from rollgym.rollouts.proxy import RecordingProxy, SubprocessAgent, agent_rollout_func
-    from rollgym.rollouts.records import ErrorRecord, Rollout, Turn
-    from rollgym.rollouts.tasks import load_tasks
-    from rollgym.rollouts.trl import component_reward, env_reward, make_rollout_func
-    from rollgym.rollouts.trl_vllm_cpu import patch_trl_for_vllm_cpu
+    from rollgym.envs.swe import swe_reward
+    from rollgym.limits import Limits
+    from rollgym.rollouts.core.batch import run_rollouts
+    from rollgym.rollouts.core.generate import generate
+    from rollgym.rollouts.core.loop import rollout
+    from rollgym.rollouts.core.output import is_infra_failure, read_rollouts
+    from rollgym.rollouts.core.policy import Policy, model_dir
+    from rollgym.rollouts.core.records import ErrorRecord, Rollout, Turn
+    from rollgym.rollouts.core.summary import RunSummary, summarize
+    from rollgym.rollouts.core.tasks import load_tasks
+    from rollgym.rollouts.integrations.trl import (agent_rollout_func, component_reward, env_reward, make_rollout_func,
+                                                   policy_from_trainer)
+    from rollgym.rollouts.integrations.trl_vllm_cpu import patch_trl_for_vllm_cpu
+    from rollgym.rollouts.proxy import RecordingProxy, SubprocessAgent, run_agents
+    from rollgym.rollouts.view import write_viewer
     from rollgym.tokenization import ChatTokenizer

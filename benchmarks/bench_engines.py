@@ -32,9 +32,9 @@ def _row(name: str, value: str, note: str = "") -> None:
 
 async def bench_transformers(n_requests: int, max_tokens: int) -> None:
     import torch
-    from rollgym.rollouts.engines import SamplingParams
-    from rollgym.rollouts.engines.default_model import smollm2_dir
-    from rollgym.rollouts.engines.transformers_engine import TransformersEngine
+    from rollgym.engines import SamplingParams
+    from rollgym.engines.default_model import smollm2_dir
+    from rollgym.engines.transformers_engine import TransformersEngine
     from transformers import AutoTokenizer
 
     engine = TransformersEngine("smollm2-135m", max_batch_size=n_requests)
@@ -86,12 +86,12 @@ async def _wait_ready(url: str) -> None:
 
 async def bench_vllm_server(concurrency: int, rounds: int) -> None:
     import httpx
-    from rollgym.rollouts.engines import SamplingParams, GenerationTimings
-    from rollgym.rollouts.engines.vllm_server import VLLMServerEngine
+    from rollgym.engines import SamplingParams, GenerationTimings
+    from rollgym.engines.vllm_server import VLLMServerEngine
 
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "rollgym.rollouts.engines.testing.vllm_standin", "--port", str(port), "--model", "bench/model"],
+        [sys.executable, "-m", "standins.vllm_standin", "--port", str(port), "--model", "bench/model"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:

@@ -26,13 +26,13 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402
-from rollgym.rollouts.batch import run_rollouts  # noqa: E402
-from rollgym.rollouts.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.rollouts.limits import Limits  # noqa: E402
-from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer  # noqa: E402
+from rollgym.rollouts.core.batch import run_rollouts  # noqa: E402
+from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
+from rollgym.limits import Limits  # noqa: E402
+from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer  # noqa: E402
 from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402
-from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.distributed import RayConfig  # noqa: E402
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.integrations.ray import RayConfig  # noqa: E402
 
 TURNS = 8
 
@@ -158,9 +158,9 @@ async def main(quick: bool) -> None:
 async def share_of_wall_time(tok) -> None:
     """One real rollout (SmolLM2-135M on CPU, Calculator): where its wall time went."""
     from rollgym.envs import make
-    from rollgym.rollouts.engines import SamplingParams
-    from rollgym.rollouts.engines.transformers_engine import TransformersEngine
-    from rollgym.rollouts.loop import run_rollout
+    from rollgym.engines import SamplingParams
+    from rollgym.engines.transformers_engine import TransformersEngine
+    from rollgym.rollouts.core.loop import run_rollout
 
     engine = TransformersEngine("smollm2-135m")
     try:

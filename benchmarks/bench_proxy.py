@@ -20,20 +20,20 @@ import sys
 import time
 
 from fastapi import FastAPI, Request
-from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.core.policy import Policy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def _tokenizer():
-    from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
+    from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS
 
     return load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)
 
 
 def _engine(tok):
-    from rollgym.rollouts.engines.scripted import ScriptedEngine
+    from rollgym.engines.scripted import ScriptedEngine
 
     reply = tok.encode("Sure, here is a short answer to that question.") + [tok.end_of_turn_id]
     return ScriptedEngine(lambda prompt, sampling: reply)
@@ -133,7 +133,7 @@ async def drive(url: str, sessions: int, turns: int) -> tuple[list[float], list[
 
 async def direct(sessions: int, turns: int) -> list[float]:
     """The same prompts' sizes straight into the engine, same concurrency."""
-    from rollgym.rollouts.engines import SamplingParams
+    from rollgym.engines import SamplingParams
 
     tok = _tokenizer()
     engine = _engine(tok)

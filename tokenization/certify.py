@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .errors import CertificationError, InvalidInputError, TemplateError, TokenizationError, UnsupportedFeatureError
+from rollgym.tokenization.errors import CertificationError, InvalidInputError, TemplateError, TokenizationError, UnsupportedFeatureError
 
 ProbeStatus = Literal["pass", "rewrites_history", "noncanonical", "unsupported", "fail"]
 

@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .errors import BridgeError, InvalidInputError, TemplateError, UnsupportedFeatureError
-from .messages import make_tool_call, normalize_for_template
-from .parsers import ToolCallParseError, detect_parser, make_parser, split_reasoning
-from .recipes import PROBES, RenderRecipes, deterministic, template_probes
-from .rendering import TemplateRenderer
-from .segmented import SegmentedEncoder, encode_text
+from rollgym.tokenization.errors import BridgeError, InvalidInputError, TemplateError, UnsupportedFeatureError
+from rollgym.tokenization.messages import make_tool_call, normalize_for_template
+from rollgym.tokenization.parsers import ToolCallParseError, detect_parser, make_parser, split_reasoning
+from rollgym.tokenization.recipes import PROBES, RenderRecipes, deterministic, template_probes
+from rollgym.tokenization.rendering import TemplateRenderer
+from rollgym.tokenization.segmented import SegmentedEncoder, encode_text
 
 TruncationPolicy = Literal["end", "close"]
 
@@ -274,7 +274,7 @@ class ChatTokenizer:
 
     def start(self, messages: list[dict], tools: list[dict] | None = None, **template_kwargs):
         """Render the initial prompt once and return a new `TokenTrajectory`."""
-        from .trajectory import TokenTrajectory
+        from rollgym.tokenization.trajectory import TokenTrajectory
 
         if not messages:
             raise InvalidInputError("start() needs at least one message")
@@ -363,7 +363,7 @@ class ChatTokenizer:
 
         A passing report is kept, so certifying the same tokenizer again (every `Policy` does) is free.
         """
-        from .certify import certify
+        from rollgym.tokenization.certify import certify
 
         passed = self.__dict__.get("_certified")
         if passed is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import InvalidInputError
+from rollgym.tokenization.errors import InvalidInputError
 
 try:  # private helpers of transformers: when they move, ChatTokenizer falls back to apply_chat_template
     from transformers.utils.chat_template_utils import (_alias_reasoning_fields, _compile_jinja_template,

@@ -7,10 +7,10 @@ import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import InvalidInputError, TrajectoryStateError
+from rollgym.tokenization.errors import InvalidInputError, TrajectoryStateError
 
 if TYPE_CHECKING:
-    from .chat_tokenizer import ChatTokenizer
+    from rollgym.tokenization.chat_tokenizer import ChatTokenizer
 
 
 @dataclass(slots=True)

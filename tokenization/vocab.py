@@ -11,7 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from .errors import TokenizationError
+from rollgym.tokenization.errors import TokenizationError
 
 #: Qwen2's pre-tokenisation regex (single digits, unlike GPT-4's 1-3 digit groups).
 QWEN_PATTERN = (

@@ -7,7 +7,7 @@ import re
 import zlib
 from typing import Any
 
-from ..core import Env, InvalidTaskError, tool
+from rollgym.envs.core import Env, InvalidTaskError, tool
 
 SYSTEM_PROMPT = ("You are a careful calculator. Use the tools for every operation, "
                  "then call submit with the final integer.")
@@ -29,11 +29,16 @@ class CalculatorEnv(Env):
 
     @classmethod
     def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
-        """`n` reproducible tasks (ids calc-0 ... calc-{n-1}) for batch generation."""
+        """`n` reproducible tasks for batch generation: ids calc-0 ... calc-{n-1} for seed 0, calc-{seed}-{i}
+        for another seed (each seed draws other questions, so the ids say which)."""
         import numpy as np
 
         rng = np.random.default_rng(seed)
-        return [make_task(rng, i) for i in range(n)]
+        tasks = [make_task(rng, i) for i in range(n)]
+        if seed:
+            for i, task in enumerate(tasks):
+                task["task_id"] = f"calc-{seed}-{i}"
+        return tasks
 
     async def setup(self, task: dict[str, Any] | None):
         self.task = task or make_task(self.np_random)

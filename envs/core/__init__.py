@@ -1,13 +1,13 @@
 """The environment API: `Env`, the `@tool` decorator, chat-message spaces, and registration."""
 
-from .checker import check_env
-from .env import Env, ResetInfo, StepInfo
-from .errors import (EnvCheckError, EpisodeStateError, InvalidActionError, InvalidReplyError, InvalidRewardError,
+from rollgym.envs.core.checker import check_env
+from rollgym.envs.core.env import Env, ResetInfo, StepInfo
+from rollgym.envs.core.errors import (EnvCheckError, EpisodeStateError, InvalidActionError, InvalidReplyError, InvalidRewardError,
                      InvalidTaskError, UnknownEnvironmentError)
-from .registry import make, register_env, suggest
-from .spaces import ChatMessageSpace, ChatMessagesSpace, action_space, message_problem, observation_space
-from .tasks import task_id_of
-from .tools import Tool, ToolCallRecord, ToolSet, tool
+from rollgym.envs.core.registry import make, register_env, suggest
+from rollgym.envs.core.spaces import ChatMessageSpace, ChatMessagesSpace, action_space, message_problem, observation_space
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.envs.core.tools import Tool, ToolCallRecord, ToolSet, tool
 
 __all__ = [
     "ChatMessageSpace", "ChatMessagesSpace", "Env", "EnvCheckError", "EpisodeStateError", "InvalidActionError",

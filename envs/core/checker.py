@@ -9,9 +9,9 @@ from typing import Any
 import gymnasium
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 
-from .errors import EnvCheckError
-from .spaces import message_problem
-from .tools import ToolCallRecord
+from rollgym.envs.core.errors import EnvCheckError
+from rollgym.envs.core.spaces import message_problem
+from rollgym.envs.core.tools import ToolCallRecord
 
 _TEXT_REPLY = {"role": "assistant", "content": "I am done."}
 

@@ -10,10 +10,10 @@ import gymnasium
 
 from rollgym.errors import EnvError, UsageError
 
-from .errors import EpisodeStateError, InvalidActionError
-from .spaces import action_space, message_problem, observation_space
-from .tasks import task_id_of
-from .tools import ToolCallRecord, ToolSet
+from rollgym.envs.core.errors import EpisodeStateError, InvalidActionError
+from rollgym.envs.core.spaces import action_space, message_problem, observation_space
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.envs.core.tools import ToolCallRecord, ToolSet
 
 
 class ResetInfo(TypedDict, total=False):
@@ -97,12 +97,21 @@ class Env(gymnasium.Env):
         options = options or {}
         self.turn, self.done, self._finish_reason = 0, True, None  # no episode until setup succeeds
         self.toolset.fatal = None
-        self.task = dict(options.get("task") or {})
+        self.task = dict(options.get("task") or self._default_task(seed) or {})
         messages, meta = await self.setup(self.task or None)
         self.done = False
         self.task_id = str(meta.get("task_id") or task_id_of(self.task))
         info: ResetInfo = {"tools": self.toolset.schemas(), "task_id": self.task_id, **meta}
         return messages, info
+
+    def _default_task(self, seed: int | None) -> dict[str, Any] | None:
+        """The task of a reset that names none: `default_tasks(1, seed)` when the environment defines it (a seed
+        drawn from the episode's generator when none is given, so unseeded resets still vary), else None."""
+        if getattr(type(self).default_tasks, "__func__", None) is Env.default_tasks.__func__:
+            return None
+        pick = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
+        tasks = type(self).default_tasks(1, pick)
+        return dict(tasks[0]) if tasks else None
 
     async def astep(self, action: dict) -> tuple[list[dict], float, bool, bool, StepInfo]:
         if self.done:

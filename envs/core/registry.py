@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium
 
-from .errors import UnknownEnvironmentError
+from rollgym.envs.core.errors import UnknownEnvironmentError
 
 NAMESPACE = "rollgym"
 

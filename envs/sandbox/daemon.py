@@ -14,7 +14,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from .errors import SandboxDeadError, SandboxError
+from rollgym.envs.sandbox.errors import SandboxDeadError, SandboxError
 
 T = TypeVar("T")
 DEFAULT_HOST = "default"  # the default engine: `DOCKER_HOST`, else the Docker CLI's context, else the local socket

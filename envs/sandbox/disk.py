@@ -15,7 +15,7 @@ import docker.errors
 
 
 if TYPE_CHECKING:
-    from .docker_sandbox import DockerSandbox
+    from rollgym.envs.sandbox.docker_sandbox import DockerSandbox
 
 _UNITS = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 #: Storage drivers whose `size` storage option bounds a container's writable layer.

@@ -15,17 +15,17 @@ import docker.errors
 import requests.exceptions
 import urllib3.exceptions
 
-from . import hosts, lifecycle
-from .archives import dir_archive, file_archive, first_file
-from .daemon import DEFAULT_HOST, client_for, configured_hosts, host_of, is_not_running_error, with_retries
-from .disk import WATCH, parse_size, storage_size_refused, storage_size_supported
-from .models import QUIET_ENV, ExecResult, SandboxConfig
-from .keepalive import keepalive_command
-from .errors import (DirectoryInSandboxError, DiskLimitError, FileNotInSandboxError, HostUnavailableError, ImageError,
+from rollgym.envs.sandbox import hosts, lifecycle
+from rollgym.envs.sandbox.archives import dir_archive, file_archive, first_file
+from rollgym.envs.sandbox.daemon import DEFAULT_HOST, client_for, configured_hosts, host_of, is_not_running_error, with_retries
+from rollgym.envs.sandbox.disk import WATCH, parse_size, storage_size_refused, storage_size_supported
+from rollgym.envs.sandbox.models import QUIET_ENV, ExecResult, SandboxConfig
+from rollgym.envs.sandbox.keepalive import keepalive_command
+from rollgym.envs.sandbox.errors import (DirectoryInSandboxError, DiskLimitError, FileNotInSandboxError, HostUnavailableError, ImageError,
                      SandboxDeadError, SandboxError)
-from .host_images import ensure_image_on
-from .plain_exec import plain_exec
-from .runner_client import RunnerClient, RunnerError, RunnerLostError
+from rollgym.envs.sandbox.host_images import ensure_image_on
+from rollgym.envs.sandbox.plain_exec import plain_exec
+from rollgym.envs.sandbox.runner_client import RunnerClient, RunnerError, RunnerLostError
 
 
 def _slug(text: str | None) -> str:

@@ -11,9 +11,9 @@ from typing import Callable
 import docker.errors
 import requests.exceptions
 
-from . import images
-from .daemon import client_for
-from .errors import ImageError, SandboxError
+from rollgym.envs.sandbox import images
+from rollgym.envs.sandbox.daemon import client_for
+from rollgym.envs.sandbox.errors import ImageError, SandboxError
 
 _READY: set[tuple[str, str]] = set()
 _LOCKS: dict[tuple[str, str], threading.Lock] = {}

@@ -3,9 +3,9 @@ reported and the others are still listed or pruned."""
 
 from __future__ import annotations
 
-from .daemon import configured_hosts
-from .errors import SandboxError
-from .lifecycle import ContainerRow, list_sandboxes, prune
+from rollgym.envs.sandbox.daemon import configured_hosts
+from rollgym.envs.sandbox.errors import SandboxError
+from rollgym.envs.sandbox.lifecycle import ContainerRow, list_sandboxes, prune
 
 
 def list_hosts(run_id: str | None = None, docker_host: str | list[str] | None = None) -> tuple[list[ContainerRow], dict[str, str]]:

@@ -17,9 +17,9 @@ from typing import Protocol
 import docker.errors
 import requests.exceptions
 
-from .daemon import DEFAULT_HOST, client_for, configured_hosts
-from .errors import HostUnavailableError
-from .host_images import forget
+from rollgym.envs.sandbox.daemon import DEFAULT_HOST, client_for, configured_hosts
+from rollgym.envs.sandbox.errors import HostUnavailableError
+from rollgym.envs.sandbox.host_images import forget
 
 COOLDOWN_S = float(os.environ.get("ROLLGYM_HOST_COOLDOWN_S", "30"))
 PROBE_TIMEOUT_S = 5.0

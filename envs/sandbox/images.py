@@ -17,8 +17,8 @@ import docker
 import docker.errors
 import requests
 
-from .daemon import docker_client
-from .errors import ImageError
+from rollgym.envs.sandbox.daemon import docker_client
+from rollgym.envs.sandbox.errors import ImageError
 
 # The offline base image: Debian bookworm minbase, plus what rollgym's tools and bundled tasks need.
 BASE_SUITE = "bookworm"

@@ -17,11 +17,11 @@ import docker.errors
 import requests.exceptions
 from pydantic import BaseModel
 
-from .daemon import client_for, configured_hosts
-from .errors import SandboxDeadError, SandboxError
+from rollgym.envs.sandbox.daemon import client_for, configured_hosts
+from rollgym.envs.sandbox.errors import SandboxDeadError, SandboxError
 
 if TYPE_CHECKING:
-    from .docker_sandbox import DockerSandbox
+    from rollgym.envs.sandbox.docker_sandbox import DockerSandbox
 
 LABEL = "rollgym"
 HOST_LABEL = "rollgym.docker_host"  # the Docker host address (`rollgym.host` is the machine that created it)

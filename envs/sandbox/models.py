@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
+from rollgym.models import BoundaryModel
 
 # Set in every sandbox so tools never wait on a pager, a prompt, or a progress bar.
 QUIET_ENV: dict[str, str] = {
@@ -25,7 +26,7 @@ QUIET_ENV: dict[str, str] = {
 }
 
 
-class SandboxConfig(BaseModel):
+class SandboxConfig(BoundaryModel):
     """How to create one sandbox: safe defaults, every field overridable per task."""
 
     image: str
@@ -58,7 +59,7 @@ class SandboxConfig(BaseModel):
     @field_validator("disk_limit")
     @classmethod
     def _size(cls, value: str | None) -> str | None:
-        from .disk import parse_size
+        from rollgym.envs.sandbox.disk import parse_size
 
         if value is not None:
             parse_size(value)  # a clear error now, not at container creation

@@ -9,9 +9,9 @@ from collections import defaultdict, deque
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
-from .docker_sandbox import DockerSandbox, start_sandbox
-from .models import SandboxConfig
-from .errors import ImageError, SandboxError
+from rollgym.envs.sandbox.docker_sandbox import DockerSandbox, start_sandbox
+from rollgym.envs.sandbox.models import SandboxConfig
+from rollgym.envs.sandbox.errors import ImageError, SandboxError
 
 
 def _key(config: SandboxConfig) -> str:

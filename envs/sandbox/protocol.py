@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from .models import ExecResult
+from rollgym.envs.sandbox.models import ExecResult
 
 
 @runtime_checkable

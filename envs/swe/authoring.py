@@ -7,13 +7,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from .base_commit import check_image
-from .diffs import diff_paths
-from .errors import WrongBaseCommitError
-from .grading import GradeResult, grade_patch
-from .images import ensure_task_image
-from .task import SWETask
-from .validate import one_line
+from rollgym.envs.swe.base_commit import check_image
+from rollgym.envs.swe.diffs import diff_paths
+from rollgym.envs.swe.errors import WrongBaseCommitError
+from rollgym.envs.swe.grading import GradeResult, grade_patch
+from rollgym.envs.swe.images import ensure_task_image
+from rollgym.envs.swe.task import SWETask
+from rollgym.envs.swe.validate import one_line
 
 Role = Literal["F2P", "P2P", ""]
 

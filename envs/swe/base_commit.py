@@ -7,11 +7,11 @@ import re
 import shlex
 from typing import TYPE_CHECKING
 
-from .errors import WrongBaseCommitError
+from rollgym.envs.swe.errors import WrongBaseCommitError
 
 if TYPE_CHECKING:
-    from ..sandbox import DockerSandbox
-    from .task import SWETask
+    from rollgym.envs.sandbox import DockerSandbox
+    from rollgym.envs.swe.task import SWETask
 
 # What the image build prints when the commit it makes is not the row's (see images.task_dockerfile).
 _BUILD_SAYS = re.compile(r"base commit is ([0-9a-f]{40}), task says")
@@ -43,7 +43,7 @@ def check_in(sandbox: "DockerSandbox", task: "SWETask") -> None:
 
 def check_image(task: "SWETask", image: str) -> None:
     """`check_in` a throwaway container of `image` (what `validate` and `task build` do for prebuilt images)."""
-    from ..sandbox import DockerSandbox, SandboxConfig
+    from rollgym.envs.sandbox import DockerSandbox, SandboxConfig
 
     config = SandboxConfig(image=image, workdir=task.workdir, task_id=f"commit-{task.instance_id}", use_runner=False,
                            **task.default_sandbox())

@@ -12,9 +12,9 @@ import tarfile
 from pathlib import Path
 from typing import Iterable
 
-from .errors import CheckoutError
-from .images import sdist_path
-from .task import SWETask
+from rollgym.envs.swe.errors import CheckoutError
+from rollgym.envs.swe.images import sdist_path
+from rollgym.envs.swe.task import SWETask
 
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "rollgym", "GIT_AUTHOR_EMAIL": "rollgym@localhost", "GIT_COMMITTER_NAME": "rollgym",
                 "GIT_COMMITTER_EMAIL": "rollgym@localhost"}

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rollgym.errors import EnvError
 
-from ..sandbox import Sandbox
+from rollgym.envs.sandbox import Sandbox
 
 MAX_VIEW_CHARS = 16_000
 SNIPPET_LINES = 4

@@ -8,16 +8,16 @@ import functools
 import shlex
 from typing import Any, Literal
 
-from ..core import Env, InvalidTaskError, tool
-from ..sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool, start_sandbox
-from ..sandbox import hosts
-from ..sandbox.hosts import home_client
-from .base_commit import check_in
-from .diffs import MAX_DIFF_BYTES, diff_problem
-from .editor import EditorError, StrReplaceEditor
-from .grading import GradeResult, grade_patch
-from .images import ensure_task_image
-from .task import SWETask, load_bundled_tasks, parse_task
+from rollgym.envs.core import Env, InvalidTaskError, tool
+from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool, start_sandbox
+from rollgym.envs.sandbox import hosts
+from rollgym.envs.sandbox.hosts import home_client
+from rollgym.envs.swe.base_commit import check_in
+from rollgym.envs.swe.diffs import MAX_DIFF_BYTES, diff_problem
+from rollgym.envs.swe.editor import EditorError, StrReplaceEditor
+from rollgym.envs.swe.grading import GradeResult, grade_patch
+from rollgym.envs.swe.images import ensure_task_image
+from rollgym.envs.swe.task import SWETask, load_bundled_tasks, parse_task
 
 SYSTEM_PROMPT = """You are a software engineer fixing an issue in the repository at {workdir}.
 Tools: `bash` runs one command in a fresh shell at {workdir} (no interactive programs; state persists only \
@@ -78,8 +78,11 @@ class SWEEnv(Env):
 
     @classmethod
     def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
-        """The bundled tasks (at most `n`, in their file's order; `seed` is unused: the list is fixed)."""
-        return [t.model_dump(mode="json") for t in load_bundled_tasks()][:n]
+        """The bundled tasks, at most `n`: in their file's order for seed 0, starting at task `seed` (mod their
+        number) for another seed, so a reset that names no task gets a task chosen by its seed."""
+        tasks = [t.model_dump(mode="json") for t in load_bundled_tasks()]
+        start = seed % len(tasks) if tasks else 0
+        return (tasks[start:] + tasks[:start])[:n]
 
     async def setup(self, task: dict[str, Any] | None):
         self.swe_task = parse_task(task) if task else load_bundled_tasks()[int(self.np_random.integers(6))]

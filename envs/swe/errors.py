@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.errors import InvalidTaskError
+from rollgym.envs.core.errors import InvalidTaskError
 
 
 class SdistNotFoundError(InvalidTaskError, FileNotFoundError):

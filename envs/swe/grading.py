@@ -12,12 +12,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..sandbox import DockerSandbox, SandboxConfig, SandboxError
-from ..sandbox.daemon import client_for
-from ..sandbox.hosts import home_client, release
-from .diffs import diff_paths, diff_problem, filter_agent_diff
-from .images import ensure_task_image
-from .task import SWETask
+from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxError
+from rollgym.envs.sandbox.daemon import client_for
+from rollgym.envs.sandbox.hosts import home_client, release
+from rollgym.envs.swe.diffs import diff_paths, diff_problem, filter_agent_diff
+from rollgym.envs.swe.images import ensure_task_image
+from rollgym.envs.swe.task import SWETask
 
 PLUGIN_SOURCE = (Path(__file__).parent / "pytest_plugin.py").read_text()
 GRADE_DIR = "/tmp/rollgym-grade"
@@ -160,3 +160,20 @@ def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) 
         result.f2p = {t: "untrusted" for t in result.f2p}
         result.p2p = {t: "untrusted" for t in result.p2p}
     result.resolved = consistent and all(o == "passed" for o in [*result.f2p.values(), *result.p2p.values()])
+
+
+class GradingInfraError(SandboxError):
+    """Grading could not judge the diff (timeout, OOM, a broken image or task): infrastructure, never the agent's
+    answer; a rollout that meets it is an infrastructure failure (retried on resume, not trained on)."""
+
+
+def swe_reward(row: dict, diff: str, rollout: object = None) -> tuple[float, dict[str, float]]:
+    """The reward of a black-box agent's diff on an SWE task row, for `rollgym.run_agents` and `agent_rollout_func`:
+    `resolved` (0/1) and the grader's reward components, graded in a fresh container (needs Docker). A diff the
+    grader could not judge raises `GradingInfraError`."""
+    from rollgym.envs.swe.task import parse_task
+
+    result = grade_patch(parse_task(row), diff if isinstance(diff, str) else "")
+    if result.infra_failure:
+        raise GradingInfraError(f"grading {result.instance_id} failed ({result.status}): {result.error}")
+    return float(result.resolved), result.reward_components()

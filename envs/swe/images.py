@@ -8,11 +8,11 @@ import hashlib
 import re
 from pathlib import Path
 
-from ..sandbox.images import base_image_name, bootstrap_base_image, build_image_from_dockerfile, ensure_image, image_exists
-from ..sandbox.errors import ImageError
-from .base_commit import build_mismatch
-from .errors import SdistNotFoundError
-from .task import BUNDLED_SDISTS, SWETask
+from rollgym.envs.sandbox.images import base_image_name, bootstrap_base_image, build_image_from_dockerfile, ensure_image, image_exists
+from rollgym.envs.sandbox.errors import ImageError
+from rollgym.envs.swe.base_commit import build_mismatch
+from rollgym.envs.swe.errors import SdistNotFoundError
+from rollgym.envs.swe.task import BUNDLED_SDISTS, SWETask
 
 # Fixed identity and dates make the base commit's hash a pure function of the tree.
 _COMMIT_ENV = ("GIT_AUTHOR_NAME=rollgym GIT_AUTHOR_EMAIL=tasks@rollgym.invalid GIT_COMMITTER_NAME=rollgym "

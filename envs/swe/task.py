@@ -8,7 +8,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..core.errors import InvalidTaskError
+from rollgym.envs.core.errors import InvalidTaskError
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 BUNDLED_TASKS = TASKS_DIR / "bundled.jsonl"
@@ -31,7 +31,7 @@ class EnvSpec(BaseModel):
     setup_commands: list[str] = Field(default_factory=list)  # run in the workdir while building the image
     workdir: str = "/testbed"
     test_command: str = "python3 -m pytest"  # gets the plugin and test files appended by the grader
-    task_file: str | None = None  # set by load_tasks: the JSONL file the row came from (a relative sdist is beside it)
+    task_file: str | None = None  # set by parse_tasks: the JSONL file the row came from (a relative sdist is beside it)
 
 
 class SWETask(BaseModel):
@@ -94,8 +94,8 @@ def swegym_image_name(instance_id: str, namespace: str = "xingyaoww") -> str:
     return f"docker.io/{namespace}/sweb.eval.x86_64.{instance_id.replace('__', '_s_')}".lower() + ":latest"
 
 
-def load_tasks(source: str | Path | Iterable[dict[str, Any]]) -> list[SWETask]:
-    """Tasks from a JSONL file (a relative `env_spec.sdist` then resolves next to it), or from any iterable of
+def parse_tasks(source: str | Path | Iterable[dict[str, Any]]) -> list[SWETask]:
+    """`SWETask`s (validated rows; `rollgym.load_tasks` gives plain rows for any environment) from a JSONL file (a relative `env_spec.sdist` then resolves next to it), or from any iterable of
     rows (e.g. a Hugging Face `datasets.Dataset`)."""
     if isinstance(source, (str, Path)):
         rows = with_task_file(read_jsonl(source), source)

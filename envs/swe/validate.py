@@ -9,12 +9,12 @@ from typing import Literal
 
 from pydantic import BaseModel, computed_field
 
-from ..sandbox import SandboxGroup
-from .base_commit import check_image
-from .errors import WrongBaseCommitError
-from .grading import GradeResult, grade_patch
-from .images import ensure_task_image
-from .task import SWETask
+from rollgym.envs.sandbox import SandboxGroup
+from rollgym.envs.swe.base_commit import check_image
+from rollgym.envs.swe.errors import WrongBaseCommitError
+from rollgym.envs.swe.grading import GradeResult, grade_patch
+from rollgym.envs.swe.images import ensure_task_image
+from rollgym.envs.swe.task import SWETask
 
 Verdict = Literal["valid", "invalid", "cannot_run"]
 

@@ -144,45 +144,31 @@ class CLIAgent(ABC):
             return working_tree_diff(repo)
 
 
-def swe_reward(row: dict, diff: str, rollout: Any) -> tuple[float, dict[str, float]]:
-    """The SWE environment's grader on the agent's diff: resolved (0/1) and its reward components (needs Docker)."""
-    from rollgym.envs.swe.grading import grade_patch
-
-    result = grade_patch(SWETask.model_validate(row), diff)
-    if result.infra_failure:
-        raise RuntimeError(f"grading failed ({result.status}): {result.error}")
-    return float(result.resolved), result.reward_components()
-
-
 def make_rollout_func(agent: CLIAgent, policy: Any = None, *, concurrency: int = 2, grade: bool = True, **kwargs: Any):
     """A TRL `rollout_func`: each prompt (a JSON SWE task row) is one run of `agent` on its own proxy session, the
     session's main segment is the rollout, the SWE grader's `resolved` its reward (without `policy`: the trainer's model)."""
     import rollgym as rg
 
-    return rg.agent_rollout_func(agent, swe_reward if grade else None, policy=policy, concurrency=concurrency, **kwargs)
+    return rg.agent_rollout_func(agent, rg.swe_reward if grade else None, policy=policy, concurrency=concurrency, **kwargs)
 
 
 def main(agent_cls: type[CLIAgent]) -> None:
-    """`python examples/agents/<agent>.py`: one bundled SWE task, the agent behind a recording proxy, the rollout."""
-    parser = argparse.ArgumentParser(description=f"{agent_cls.name} on a bundled SWE task, through rollgym's proxy")
+    """`python examples/agents/<agent>.py`: the agent on bundled SWE tasks behind a recording proxy, rollouts to --out."""
+    parser = argparse.ArgumentParser(description=f"{agent_cls.name} on bundled SWE tasks, through rollgym's proxy")
     parser.add_argument("--model", default="smollm2-135m", help="engine spec")
-    parser.add_argument("--task-index", type=int, default=0, help="which bundled SWE task")
+    parser.add_argument("--num-tasks", type=int, default=1, help="how many bundled SWE tasks")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens per reply (the proxy's cap)")
+    parser.add_argument("--out", default=f"runs/{agent_cls.name}", help="output directory (re-running resumes it)")
     parser.add_argument("--no-grade", action="store_true", help="skip grading (no Docker)")
     args = parser.parse_args()
 
     import rollgym as rg
-    from rollgym.rollouts.proxy import ProxySettings, run_agents
+    from rollgym.rollouts.proxy import ProxySettings
 
-    row = rg.load_tasks("rollgym/SWE-v0", "bundled")[args.task_index]
-
-    async def go():
-        settings = ProxySettings(default_max_tokens=args.max_tokens)
-        async with rg.RecordingProxy(args.model, settings=settings) as proxy:
-            agent = agent_cls(max_output_tokens=args.max_tokens)
-            return await run_agents(proxy, agent, [row], reward=None if args.no_grade else swe_reward)
-
-    (rollout,) = asyncio.run(go())
-    print(f"task {rollout.task_id}: {len(rollout.turns)} call(s), {sum(len(t.completion_ids) for t in rollout.turns)} "
-          f"sampled tokens, reward {rollout.reward}, error {rollout.error}")
-    print("segments:", rollout.meta.get("segment_reasons"))
+    summary = rg.run_agents(agent_cls(max_output_tokens=args.max_tokens), "bundled", args.model, out=args.out,
+                            num_tasks=args.num_tasks, reward=None if args.no_grade else rg.swe_reward, resume=True,
+                            settings=ProxySettings(default_max_tokens=args.max_tokens))
+    for rollout in rg.read_rollouts(f"{args.out}/rollouts.jsonl"):
+        print(f"task {rollout.task_id}: {len(rollout.turns)} call(s), {sum(len(t.completion_ids) for t in rollout.turns)} "
+              f"sampled tokens, reward {rollout.reward}, error {rollout.error}, segments {rollout.meta.get('segment_reasons')}")
+    print("reward mean", summary.reward_mean)

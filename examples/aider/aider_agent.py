@@ -8,7 +8,7 @@ OpenAI-compatible endpoint: model `openai/<name>` with `--openai-api-base` (aide
 The diff is graded by the SWE environment's grader (`rollgym.envs.swe.grading.grade_patch`, needs Docker).
 
     pip install 'rollgym[aider]'
-    python examples/aider/aider_agent.py --task-index 0 --no-grade
+    python examples/aider/aider_agent.py --num-tasks 1 --no-grade
 """
 
 from __future__ import annotations
@@ -91,49 +91,36 @@ class AiderAgent:
             return working_tree_diff(repo)
 
 
-def swe_reward(row: dict, diff: str, rollout: Any) -> tuple[float, dict[str, float]]:
-    """The SWE environment's grader on Aider's diff: resolved (0/1) plus its reward components (needs Docker)."""
-    from rollgym.envs.swe.grading import grade_patch
-
-    result = grade_patch(SWETask.model_validate(row), diff)
-    if result.infra_failure:
-        raise RuntimeError(f"grading failed ({result.status}): {result.error}")
-    return float(result.resolved), result.reward_components()
-
-
 def make_aider_rollout_func(policy: Any = None, *, edit_format: str = "whole", concurrency: int = 2, grade: bool = True,
                             **kwargs: Any):
     """A TRL `rollout_func` whose rollouts are Aider sessions on SWE tasks, rewarded by the SWE grader
     (without `policy`: the trainer's own model)."""
     import rollgym as rg
 
-    return rg.agent_rollout_func(AiderAgent(edit_format=edit_format), swe_reward if grade else None, policy=policy,
+    return rg.agent_rollout_func(AiderAgent(edit_format=edit_format), rg.swe_reward if grade else None, policy=policy,
                                  concurrency=concurrency, **kwargs)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m", help="engine spec")
-    parser.add_argument("--task-index", type=int, default=0, help="which bundled SWE task")
+    parser.add_argument("--num-tasks", type=int, default=1, help="how many bundled SWE tasks")
     parser.add_argument("--edit-format", default="whole")
+    parser.add_argument("--out", default="runs/aider", help="output directory (re-running resumes it)")
     parser.add_argument("--no-grade", action="store_true", help="skip grading (no Docker)")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens per reply when Aider sends no max_tokens")
     args = parser.parse_args()
 
     import rollgym as rg
-    from rollgym.rollouts.proxy import ProxySettings, run_agents
+    from rollgym.rollouts.proxy import ProxySettings
 
-    row = rg.load_tasks("rollgym/SWE-v0", "bundled")[args.task_index]
-
-    async def run():
-        async with rg.RecordingProxy(args.model, settings=ProxySettings(default_max_tokens=args.max_tokens)) as proxy:
-            return await run_agents(proxy, AiderAgent(edit_format=args.edit_format), [row],
-                                    reward=None if args.no_grade else swe_reward)
-
-    (rollout,) = asyncio.run(run())
-    print(f"task {rollout.task_id}: {len(rollout.turns)} call(s), {sum(len(t.completion_ids) for t in rollout.turns)} "
-          f"sampled tokens, reward {rollout.reward}, error {rollout.error}")
-    print("segments:", rollout.meta.get("segment_reasons"))
+    summary = rg.run_agents(AiderAgent(edit_format=args.edit_format), "bundled", args.model, out=args.out,
+                            num_tasks=args.num_tasks, reward=None if args.no_grade else rg.swe_reward, resume=True,
+                            settings=ProxySettings(default_max_tokens=args.max_tokens))
+    for rollout in rg.read_rollouts(f"{args.out}/rollouts.jsonl"):
+        print(f"task {rollout.task_id}: {len(rollout.turns)} call(s), {sum(len(t.completion_ids) for t in rollout.turns)} "
+              f"sampled tokens, reward {rollout.reward}, error {rollout.error}, segments {rollout.meta.get('segment_reasons')}")
+    print("reward mean", summary.reward_mean)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
-"""Black-box agents as rollouts: each row gets its own proxy session; `agent_rollout_func` is a TRL `rollout_func`.
+"""Black-box agents as rollouts: each row gets its own proxy session. `agent_rollouts` returns the rollouts of a
+list of rows; `run_agents` runs a batch to disk as `rollgym.generate` does (resume, summary, Ctrl-C); for TRL,
+`rollgym.rollouts.integrations.trl.agent_rollout_func`.
 
 `agent(row, base_url, api_key)` may be a function (run in a thread, so it may block), an async function,
 or a `SubprocessAgent` (any program that reads OPENAI_BASE_URL / OPENAI_API_KEY). A crashing or timed-out
 agent yields an errored rollout (category "agent"), never a crashed batch. When a session has several
 segments (the agent rewrote its history), the row's rollout is the segment with the most calls (the latest on
-ties); every segment stays available in `rollout_func.last_sessions`. TRL's contract: `rollgym.rollouts.trl`.
+ties); every segment stays available to the caller (`sessions_out`).
 """
 
 from __future__ import annotations
@@ -13,16 +15,24 @@ import asyncio
 import inspect
 import json
 import os
-from typing import Any, Callable, Sequence
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel
 
+from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import ProxyError, UsageError
-from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.records import ErrorRecord, Rollout
-
-from .session import ProxySession
+from rollgym.rollouts.core.generate import write_run
+from rollgym.rollouts.core.loop import env_failure_category
+from rollgym.rollouts.core.policy import Policy, as_policy
+from rollgym.rollouts.core.records import ErrorRecord, Rollout
+from rollgym.rollouts.core.signals import sigterm_cancels_this_task
+from rollgym.rollouts.core.summary import RunSummary
+from rollgym.rollouts.core.tasks import load_tasks
+from rollgym.rollouts.proxy.server import RecordingProxy
+from rollgym.rollouts.proxy.session import ProxySession
+from rollgym.rollouts.proxy.store import ProxySettings
 
 Agent = Callable[[dict, str, "str | None"], Any]
 #: reward(row, agent_output, rollout) -> float, or (float, {component: float}); may be async.
@@ -91,18 +101,23 @@ def pick_rollout(sess: ProxySession) -> Rollout | None:
     return main
 
 
-async def run_agents(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: Reward | None = None,
-                     concurrency: int = 8, timeout_s: float | None = None, group_ids: Sequence[str] | None = None,
-                     sessions_out: list | None = None) -> list[Rollout]:
-    """Run `agent` once per row against its own session of `proxy`; one `Rollout` per row, in order."""
+async def agent_rollouts(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: Reward | None = None,
+                         concurrency: int = 8, timeout_s: float | None = None, task_ids: Sequence[str] | None = None,
+                         group_ids: Sequence[str] | None = None, sample_indexes: Sequence[int] | None = None,
+                         sessions_out: list | None = None,
+                         on_result: Callable[[Rollout], None] | None = None) -> list[Rollout]:
+    """Run `agent` once per row against its own session of `proxy`; one `Rollout` per row, in order (each also
+    given to `on_result` as it finishes). A row's id (`task_ids`, else its own) names its group unless `group_ids`
+    says otherwise; `sample_indexes` number the runs of one task."""
     if concurrency < 1:
         raise UsageError("concurrency must be >= 1")
     gate = asyncio.Semaphore(concurrency)
 
     async def one(i: int, row: dict) -> Rollout:
         async with gate:
-            task_id = task_id_of(row, i)
-            sess = proxy.session(task_id=task_id, group_id=group_ids[i] if group_ids else task_id, row_index=i)
+            task_id = task_ids[i] if task_ids else task_id_of(row, i)
+            group = group_ids[i] if group_ids else task_id
+            sess = proxy.session(task_id=task_id, group_id=group, row_index=i)
             if sessions_out is not None:
                 sessions_out.append(sess)
             output, error = None, None
@@ -113,7 +128,9 @@ async def run_agents(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: 
             except Exception as exc:  # a crashing agent is data, not a crashed batch
                 error = ErrorRecord(category="agent", type=type(exc).__name__, message=str(exc)[:2000])
             rollout = pick_rollout(sess) or sess.error_rollout("agent", "the agent made no model calls")
-            rollout.task_id, rollout.group_id = task_id, group_ids[i] if group_ids else task_id
+            rollout.task_id, rollout.group_id = task_id, group
+            if sample_indexes is not None:
+                rollout.sample_index = sample_indexes[i]
             if error is not None:
                 rollout.error, rollout.stop_reason = error, "error"
             elif rollout.error is None and reward is not None:
@@ -122,55 +139,52 @@ async def run_agents(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: 
                     score, components = value if isinstance(value, tuple) else (value, {})
                     rollout.reward = float(score)
                     rollout.reward_components = {k: float(v) for k, v in components.items()}
-                except Exception as exc:
-                    rollout.error = ErrorRecord(category="environment", type=type(exc).__name__, message=str(exc)[:2000])
+                except Exception as exc:  # grading that could not run (a SandboxError) is infrastructure, retried
+                    rollout.error = ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__,
+                                                message=str(exc)[:2000])
                     rollout.stop_reason = "error"
             if output is not None:
                 rollout.meta["agent_output"] = str(output)[-2000:]
+            if on_result is not None:
+                on_result(rollout)
             return rollout
 
     return list(await asyncio.gather(*(one(i, row) for i, row in enumerate(rows))))
 
 
-def agent_rollout_func(agent: Agent, reward: Reward | None = None, *, policy: Policy | str | None = None,
-                       concurrency: int = 8, timeout_s: float | None = None,
-                       task_from_prompt: Callable[[Any], dict] | None = None, chat_template: str | None = None,
-                       settings: Any = None) -> Callable[[list, Any], dict]:
-    """A TRL `rollout_func(prompts, trainer)` that runs `agent` per prompt through a recording proxy.
-
-    Without `policy`, the trainer's own generator (current weights) and `processing_class` serve the proxy
-    (`Policy.from_trainer`). `reward(row, output, rollout)` scores each outcome (e.g. an SWE grader on the
-    agent's diff); errored rows get reward None.
+def run_agents(agent: Agent, tasks: str | Iterable[dict] | None = None, policy: Policy | str = DEFAULT_MODEL, *,
+               out: str | Path, env: str = "rollgym/SWE-v0", num_tasks: int | None = None, n: int = 1,
+               reward: Reward | None = None, concurrency: int = 8, timeout_s: float | None = None,
+               settings: ProxySettings | None = None, resume: bool = False, retry_errors: bool = True,
+               console: Any = None) -> RunSummary:
+    """A black-box agent over a batch, to disk, as `rollgym.generate` does for the rollout loop: `n` runs of `agent`
+    per task row, each on its own session of one recording proxy serving `policy`; every rollout appended to
+    `out/rollouts.jsonl` as it finishes (resume with `resume=True`: pairs already there are skipped, infrastructure
+    failures run again), `out/summary.json` written, the summary returned. Ctrl-C or SIGTERM stop it with what
+    finished on disk. `tasks` as `rollgym.load_tasks` takes them (`env` names the environment whose tasks they are,
+    for None or "bundled"); `reward(row, output, rollout)` scores each run (`rollgym.swe_reward` for an SWE diff).
     """
-    from rollgym.rollouts.trl import group_positions, policy_for_trainer, to_trl_columns
-    from rollgym.rollouts.trl import task_from_prompt as default_task
+    rows = load_tasks(env, tasks, num_tasks=num_tasks)
 
-    from .server import RecordingProxy
+    async def run() -> RunSummary:
+        pol, owned = as_policy(policy)
 
-    to_task = task_from_prompt or default_task
-    state: dict[str, Any] = {"policy": policy_for_trainer(policy, chat_template)}
+        async def produce(skip: frozenset[tuple[str, int]], on_result: Callable[[Rollout], None]) -> None:
+            jobs = [(task_id_of(row, i), s, row) for i, row in enumerate(rows) for s in range(n)]
+            jobs = [j for j in jobs if (j[0], j[1]) not in skip]
+            if not jobs:
+                return
+            ids = [tid for tid, _, _ in jobs]
+            async with RecordingProxy(pol, settings=settings) as proxy:
+                await agent_rollouts(proxy, agent, [row for _, _, row in jobs], reward=reward, concurrency=concurrency,
+                                     timeout_s=timeout_s, task_ids=ids, group_ids=ids,
+                                     sample_indexes=[s for _, s, _ in jobs], on_result=on_result)
 
-    def rollout_func(prompts: list, trainer: Any) -> dict:
-        if state["policy"] is None:
-            state["policy"] = Policy.from_trainer(trainer, chat_template=chat_template)
-        pol: Policy = state["policy"]
-        rows = [to_task(p) for p in prompts]
-        positions, groups = group_positions(rows)
-        sessions: list[ProxySession] = []
-
-        async def run() -> list[Rollout]:
+        with sigterm_cancels_this_task():  # SIGTERM unwinds as Ctrl-C does: sessions closed, output flushed
             try:
-                async with RecordingProxy(pol, settings=settings) as proxy:
-                    return await run_agents(proxy, agent, rows, reward=reward, concurrency=concurrency,
-                                            timeout_s=timeout_s, group_ids=groups, sessions_out=sessions)
-            finally:  # each step runs on its own event loop: its engine (current weights) closes with it
-                await pol.aclose()
+                return await write_run(out, rows, n, produce, resume=resume, retry_errors=retry_errors, console=console)
+            finally:
+                if owned:
+                    await pol.aclose()
 
-        rollouts = asyncio.run(run())
-        for r, i in zip(rollouts, positions):
-            r.sample_index = i
-        rollout_func.last_rollouts, rollout_func.last_sessions = rollouts, sessions
-        return to_trl_columns(rollouts, pol.pad_token_id)
-
-    rollout_func.last_rollouts, rollout_func.last_sessions = [], []
-    return rollout_func
+    return asyncio.run(run())

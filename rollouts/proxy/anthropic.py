@@ -16,11 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rollgym.tokenization import ChatTokenizer
 
-from .errors import APIError, bad_request, unsupported
-from .params import stop_ids
-from .schemas import ChatCompletionRequest, ChatCompletionResponse
-from .session import Call
-from .streaming import PIECE
+from rollgym.rollouts.proxy.errors import APIError, bad_request, unsupported
+from rollgym.rollouts.proxy.params import stop_ids
+from rollgym.rollouts.proxy.schemas import ChatCompletionRequest, ChatCompletionResponse
+from rollgym.rollouts.proxy.session import Call
+from rollgym.rollouts.proxy.streaming import PIECE
 
 
 class _Lenient(BaseModel):

@@ -20,12 +20,12 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import anthropic, responses
-from .access_log import AccessLog
-from .errors import APIError, bad_request, error_response
-from .schemas import ChatCompletionRequest, CompletionRequest, ModelCard, ModelList, SessionCreate
-from .service import ProxyCore
-from .streaming import chat_chunks, completion_chunks
+from rollgym.rollouts.proxy import anthropic, responses
+from rollgym.rollouts.proxy.access_log import AccessLog
+from rollgym.rollouts.proxy.errors import APIError, bad_request, error_response
+from rollgym.rollouts.proxy.schemas import ChatCompletionRequest, CompletionRequest, ModelCard, ModelList, SessionCreate
+from rollgym.rollouts.proxy.service import ProxyCore
+from rollgym.rollouts.proxy.streaming import chat_chunks, completion_chunks
 
 
 MAX_DEPTH = 100  # JSON nesting a request may have (tool schemas nest, but not this deep)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import bad_request, unsupported
-from .schemas import ChatMessage
+from rollgym.rollouts.proxy.errors import bad_request, unsupported
+from rollgym.rollouts.proxy.schemas import ChatMessage
 
 
 def _text(content: Any, index: int) -> str:

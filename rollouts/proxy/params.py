@@ -7,11 +7,11 @@ change or multiply what is sampled and are refused with a 400 rather than silent
 
 from __future__ import annotations
 
-from rollgym.rollouts.engines.base import SamplingParams
+from rollgym.engines.base import SamplingParams
 from rollgym.tokenization import ChatTokenizer
 
-from .errors import APIError, unsupported
-from .schemas import ChatCompletionRequest, SamplingFields
+from rollgym.rollouts.proxy.errors import APIError, unsupported
+from rollgym.rollouts.proxy.schemas import ChatCompletionRequest, SamplingFields
 
 
 def stop_ids(stop: str | list[str] | None, tokenizer: ChatTokenizer) -> list[int]:

@@ -15,10 +15,10 @@ from typing import Annotated, Any, Iterator, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
-from .errors import APIError, bad_request, unsupported
-from .schemas import ChatCompletionRequest, ChatCompletionResponse
-from .session import Call, ProxySession
-from .streaming import PIECE
+from rollgym.rollouts.proxy.errors import APIError, bad_request, unsupported
+from rollgym.rollouts.proxy.schemas import ChatCompletionRequest, ChatCompletionResponse
+from rollgym.rollouts.proxy.session import Call, ProxySession
+from rollgym.rollouts.proxy.streaming import PIECE
 
 
 class _Lenient(BaseModel):

@@ -16,12 +16,12 @@ from typing import Any, Iterator
 import uvicorn
 
 from rollgym.errors import UsageError
-from rollgym.rollouts.policy import Policy, as_policy
+from rollgym.rollouts.core.policy import Policy, as_policy
 
-from .app import create_app
-from .service import ProxyCore
-from .session import ProxySession
-from .store import ProxySettings
+from rollgym.rollouts.proxy.app import create_app
+from rollgym.rollouts.proxy.service import ProxyCore
+from rollgym.rollouts.proxy.session import ProxySession
+from rollgym.rollouts.proxy.store import ProxySettings
 
 
 class _QuietServer(uvicorn.Server):

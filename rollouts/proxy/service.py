@@ -15,18 +15,18 @@ import zlib
 import uuid
 from typing import Any
 
-from rollgym.rollouts.engines.base import Engine, Generation
-from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.engines.errors import BadRequestError, ContextOverflowError, EngineError, EngineTimeoutError
+from rollgym.engines.base import Engine, Generation
+from rollgym.rollouts.core.policy import Policy
+from rollgym.engines.errors import BadRequestError, ContextOverflowError, EngineError, EngineTimeoutError
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 
-from .errors import APIError, bad_request
-from .matching import to_template_messages
-from .params import check_chat, check_common, sampling_for
-from .schemas import (ChatChoice, ChatCompletionRequest, ChatCompletionResponse, ChoiceLogprobs, CompletionChoice,
+from rollgym.rollouts.proxy.errors import APIError, bad_request
+from rollgym.rollouts.proxy.matching import to_template_messages
+from rollgym.rollouts.proxy.params import check_chat, check_common, sampling_for
+from rollgym.rollouts.proxy.schemas import (ChatChoice, ChatCompletionRequest, ChatCompletionResponse, ChoiceLogprobs, CompletionChoice,
                       CompletionRequest, CompletionResponse, TokenLogprob, Usage)
-from .session import COMPLETIONS_KEY, Call, Plan, ProxySession
-from .store import ProxySettings, SessionStore
+from rollgym.rollouts.proxy.session import COMPLETIONS_KEY, Call, Plan, ProxySession
+from rollgym.rollouts.proxy.store import ProxySettings, SessionStore
 
 COMPLETIONS_REASON = "completions call: a raw prompt without the chat template (one segment per call)"
 

@@ -15,10 +15,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollgym.rollouts.records import ErrorRecord, Rollout, Turn
+from rollgym.version import __version__
+from rollgym.rollouts.core.records import ErrorRecord, Rollout, Turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 
-from .matching import explain_mismatch, message_key, reply_difference
+from rollgym.rollouts.proxy.matching import explain_mismatch, message_key, reply_difference
 
 
 #: The `tools_key` of legacy completions calls (raw prompts): never matched by chat requests.
@@ -217,7 +218,6 @@ class ProxySession:
     # --- views --------------------------------------------------------------------------------
     def rollouts(self) -> list[Rollout]:
         """One token-exact `Rollout` per segment, turns = its calls; env_messages/bridge_ids = what came next."""
-        import rollgym
 
         with self._lock:
             segments, calls, errors = list(self.segments), list(self.calls), list(self.errors)
@@ -238,7 +238,7 @@ class ProxySession:
                 truncated=bool(last and last.finish_reason == "length"),
                 stop_reason="truncated_completion" if last and last.finish_reason == "length" else None,
                 sampling=seg_calls[0].sampling if seg_calls else {}, engine=self.engine_name, model=self.model,
-                token_exact=self.token_exact, rollgym_version=rollgym.__version__,
+                token_exact=self.token_exact, rollgym_version=__version__,
                 meta={"proxy_session": self.id, "segment": seg.index, "segment_reason": seg.reason,
                       "parent_call": seg.parent_call, "calls": list(seg.calls), "session_errors": len(errors),
                       "warnings": [w for c in seg_calls for w in c.warnings]})

@@ -9,14 +9,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rollgym.rollouts.limits import DEFAULT_MAX_TOKENS_PER_TURN
+from rollgym.limits import DEFAULT_MAX_TOKENS_PER_TURN
 from rollgym.tokenization import ChatTokenizer
 
-from .errors import APIError
-from .session import ProxySession, new_session_id
+from rollgym.rollouts.proxy.errors import APIError
+from rollgym.rollouts.proxy.session import ProxySession, new_session_id
+from rollgym.models import BoundaryModel
 
 
-class ProxySettings(BaseModel):
+class ProxySettings(BoundaryModel):
     """Limits and defaults of one proxy."""
 
     api_key: str | None = Field(None, description="required as `Authorization: Bearer KEY` when set")

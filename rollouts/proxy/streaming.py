@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .schemas import ChatCompletionChunk, ChatCompletionResponse, ChunkChoice, CompletionResponse
+from rollgym.rollouts.proxy.schemas import ChatCompletionChunk, ChatCompletionResponse, ChunkChoice, CompletionResponse
 
 #: Content is split into pieces of at most this many characters, so clients see several deltas.
 PIECE = 64

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .page import ViewOutputError, write_page
-from .payload import Payload
-from .sources import ViewSourceError, is_url, load_rollouts
+from rollgym.rollouts.view.page import ViewOutputError, write_page
+from rollgym.rollouts.view.payload import Payload
+from rollgym.rollouts.view.sources import ViewSourceError, is_url, load_rollouts
 
 __all__ = ["ViewOutputError", "ViewSourceError", "default_output", "serve_viewer", "token_texts_for", "write_viewer"]
 
@@ -32,8 +32,8 @@ def token_texts_for(spec: str) -> Callable[[list[int]], dict[int, str]]:
 
     from rollgym.errors import RollgymError
 
-    from ..engines.default_model import resolve_model_dir
-    from ..policy import model_dir
+    from rollgym.engines.default_model import resolve_model_dir
+    from rollgym.rollouts.core.policy import model_dir
 
     try:  # an engine spec (`vllm:URL#MODEL`, `hf:/dir`, `smollm2-135m`) names where its tokenizer lives
         directory = model_dir(spec)

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from rollgym.errors import UsageError
 
-from .payload import Payload
+from rollgym.rollouts.view.payload import Payload
 
 SPLIT_ABOVE = 2000  # rollouts: above this, the page loads its data from chunk files
 SPLIT_ABOVE_BYTES = 64_000_000  # ... or above this much data, whatever the count (long rollouts)

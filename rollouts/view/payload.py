@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable
 
-from ..output import summarize
-from ..records import Rollout
+from rollgym.rollouts.core.summary import summarize
+from rollgym.rollouts.core.records import Rollout
 
 
 def index_row(i: int, r: Rollout) -> dict[str, Any]:
@@ -79,7 +79,7 @@ class Payload:
 
     def __init__(self, rollouts: list[Rollout], token_text: Callable[[list[int]], dict[int, str]] | None,
                  meta: dict[str, Any]) -> None:
-        self.summary = summarize(rollouts)
+        self.summary = summarize(rollouts).to_dict()
         self.rows = [index_row(i, r) for i, r in enumerate(rollouts)]
         self.details = [detail(r) for r in rollouts]
         self.texts = [search_text(r) for r in rollouts]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from rollgym.errors import UsageError
 
-from ..output import ROLLOUTS_FILE, read_rollouts
-from ..records import Rollout
+from rollgym.rollouts.core.output import ROLLOUTS_FILE, read_rollouts
+from rollgym.rollouts.core.records import Rollout
 
 
 class ViewSourceError(UsageError):

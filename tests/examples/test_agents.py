@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from proxy_support import SpyEngine
 
-from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.core.policy import Policy
 
 AGENTS = Path(__file__).resolve().parents[2] / "examples" / "agents"
 ROUTES = ("/chat/completions", "/messages", "/responses")
@@ -61,7 +61,7 @@ class BodyCapture:
 def agent_proxy(tool_tok):
     """The real SmolLM2 behind a recording proxy with an API key, sampling greedily (the proxy's temperature override:
     replies end where they end on every run), its request bodies captured."""
-    from rollgym.rollouts.engines.transformers_engine import TransformersEngine
+    from rollgym.engines.transformers_engine import TransformersEngine
     from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
     spy = SpyEngine(TransformersEngine("smollm2-135m"))
@@ -235,7 +235,7 @@ def test_rollout_func_runs_the_cli_on_a_bundled_swe_task_and_grades_its_diff(mod
     """Each example's TRL `rollout_func`: the CLI in a checkout of a bundled SWE task, through its own proxy session;
     the rollout is the session's main segment, token-exact; its reward is the SWE grader's verdict on the diff."""
     from rollgym.envs.swe import load_bundled_tasks
-    from rollgym.rollouts.engines.transformers_engine import TransformersEngine
+    from rollgym.engines.transformers_engine import TransformersEngine
     from rollgym.rollouts.proxy import ProxySettings
 
     cls = getattr(_example(module), name)

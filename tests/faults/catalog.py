@@ -26,15 +26,15 @@ from typing import Callable
 
 from rollgym.envs.sandbox import RUN_ID, list_containers, prune
 from rollgym.envs.sandbox.daemon import docker_client
-from rollgym.rollouts.batch import run_rollouts
-from rollgym.rollouts.engines import SamplingParams
-from rollgym.rollouts.engines.scripted import ScriptedEngine
-from rollgym.rollouts.limits import Limits
-from rollgym.rollouts.output import is_infra_failure, read_rollouts
-from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.records import Rollout
+from rollgym.rollouts.core.batch import run_rollouts
+from rollgym.engines import SamplingParams
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.limits import Limits
+from rollgym.rollouts.core.output import is_infra_failure, read_rollouts
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.core.records import Rollout
 
-FAULTY_SEED = 0  # sample 0 of a batch with base seed 0 gets seed 0 (rollouts.batch.sample_seed)
+FAULTY_SEED = 0  # sample 0 of a batch with base seed 0 gets seed 0 (rollouts.core.jobs.sample_seed)
 HOST_MEMORY_BOUND_MB = 600  # growth of this process's RSS a fault may cause (the 2 GiB file case was 8.6 GB)
 
 
@@ -245,7 +245,7 @@ def run_case(case: Case, tool_tok, task: dict) -> Outcome:
 
 
 # --- signals to `rollgym generate` while SWE sandboxes start ------------------------------------------------
-GENERATE = [sys.executable, "-m", "rollgym.rollouts.cli", "generate", "--env", "rollgym/SWE-v0", "--tasks", "bundled",
+GENERATE = [sys.executable, "-m", "rollgym.rollouts.cli.app", "generate", "--env", "rollgym/SWE-v0", "--tasks", "bundled",
             "--num-tasks", "3", "--n", "2", "--concurrency", "6", "--max-turns", "2", "--max-tokens", "16"]
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -signal.SIGKILL}
 

@@ -12,15 +12,15 @@ import time
 import pytest
 
 from rollgym.envs.builtin.calculator import CalculatorEnv
-from rollgym.rollouts.batch import run_rollouts
-from rollgym.rollouts.engines import SamplingParams
-from rollgym.rollouts.engines.scripted import ScriptedEngine
-from rollgym.rollouts.engines.testing.loopback import LoopbackServer
-from rollgym.rollouts.engines.testing.vllm_standin import make_vllm_standin
-from rollgym.rollouts.engines.vllm_server import VLLMServerEngine
-from rollgym.rollouts.limits import Limits
-from rollgym.rollouts.output import is_infra_failure
-from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.core.batch import run_rollouts
+from rollgym.engines import SamplingParams
+from rollgym.engines.scripted import ScriptedEngine
+from standins.loopback import LoopbackServer
+from standins.vllm_standin import make_vllm_standin
+from rollgym.engines.vllm_server import VLLMServerEngine
+from rollgym.limits import Limits
+from rollgym.rollouts.core.output import is_infra_failure
+from rollgym.rollouts.core.policy import Policy
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 TASKS = CalculatorEnv.default_tasks(2)

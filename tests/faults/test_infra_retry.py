@@ -9,14 +9,14 @@ from collections import Counter
 
 import pytest
 
-from rollgym.rollouts.engines.default_model import smollm2_dir
-from rollgym.rollouts.engines.testing.loopback import LoopbackServer
-from rollgym.rollouts.engines.testing.vllm_standin import make_vllm_standin
-from rollgym.rollouts.generate import run_generate
-from rollgym.rollouts.limits import Limits
-from rollgym.rollouts.engines import SamplingParams
-from rollgym.rollouts.output import RETRIED_FILE, RolloutWriter, is_infra_failure, read_rollouts
-from rollgym.rollouts.records import ErrorRecord, Rollout
+from rollgym.engines.default_model import smollm2_dir
+from standins.loopback import LoopbackServer
+from standins.vllm_standin import make_vllm_standin
+from rollgym.rollouts.cli.generate import run_generate
+from rollgym.limits import Limits
+from rollgym.engines import SamplingParams
+from rollgym.rollouts.core.output import RETRIED_FILE, RolloutWriter, is_infra_failure, read_rollouts
+from rollgym.rollouts.core.records import ErrorRecord, Rollout
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -103,8 +103,8 @@ async def test_the_default_retry_budget_rides_out_a_server_restart(standin):
     budget's backoff reaches tens of seconds before giving up."""
     import time
 
-    from rollgym.rollouts.engines.http_client import DEFAULT_BACKOFF_S, DEFAULT_MAX_BACKOFF_S, DEFAULT_MAX_RETRIES
-    from rollgym.rollouts.engines.vllm_server import VLLMServerEngine
+    from rollgym.engines.http_client import DEFAULT_BACKOFF_S, DEFAULT_MAX_BACKOFF_S, DEFAULT_MAX_RETRIES
+    from rollgym.engines.vllm_server import VLLMServerEngine
 
     server, control = standin
     control.__init__()

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rollgym.rollouts.engines.scripted import ScriptedEngine
-from rollgym.rollouts.policy import Policy
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
 KEY = "k3y"

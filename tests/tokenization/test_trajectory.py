@@ -163,8 +163,8 @@ def test_bad_inputs_are_clear_errors(chat_tokenizers):
 def test_engines_trust_only_the_trajectorys_own_ids(chat_tokenizers):
     """`next_prompt_ids` is a `TokenIds` (every id checked on the way in), which engines pass unchecked;
     a plain list with the same ids is checked, and so is any bad id in one."""
-    from rollgym.rollouts.engines.errors import BadRequestError
-    from rollgym.rollouts.engines.validation import validate_prompt
+    from rollgym.engines.errors import BadRequestError
+    from rollgym.engines.validation import validate_prompt
 
     tok = chat_tokenizers[("qwen", "qwen2_5")]
     traj = tok.start([{"role": "user", "content": "x"}])

@@ -5,7 +5,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from tiktoken.load import load_tiktoken_bpe
 
-from rollgym.rollouts.engines.default_model import fetch_wheel_member
+from rollgym.engines.default_model import fetch_wheel_member
 from rollgym.tokenization.vocab import QWEN_PATTERN, QWEN_SPECIAL_TOKENS
 
 QWEN_IDS = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645, "<tool_call>": 151657,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .base import ParsedToolCalls, ToolCallParseError, ToolCallParser
-from ..errors import InvalidInputError
-from .glm import GLMParser
-from .hermes import HermesParser
-from .llama_json import LlamaJSONParser
-from .reasoning import split_reasoning
-from .xml_function import XMLFunctionParser
+from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, ToolCallParser
+from rollgym.tokenization.errors import InvalidInputError
+from rollgym.tokenization.parsers.glm import GLMParser
+from rollgym.tokenization.parsers.hermes import HermesParser
+from rollgym.tokenization.parsers.llama_json import LlamaJSONParser
+from rollgym.tokenization.parsers.reasoning import split_reasoning
+from rollgym.tokenization.parsers.xml_function import XMLFunctionParser
 
 PARSERS: dict[str, type] = {
     "hermes": HermesParser,

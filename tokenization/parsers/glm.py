@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .base import ParsedToolCalls, ToolCallParseError, coerce_text_value, snippet, tool_call_blocks, tool_param_types
+from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, coerce_text_value, snippet, tool_call_blocks, tool_param_types
 
 _PAIR = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from .base import ParsedToolCalls, ToolCallParseError, load_json, snippet, tool_call_blocks
+from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, load_json, snippet, tool_call_blocks
 
 
 def parse_json_call(body: str, index: int, args_keys=("arguments", "parameters")):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from .base import ParsedToolCalls
-from .hermes import parse_json_call
+from rollgym.tokenization.parsers.base import ParsedToolCalls
+from rollgym.tokenization.parsers.hermes import parse_json_call
 
 
 class LlamaJSONParser:

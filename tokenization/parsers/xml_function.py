@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .base import ParsedToolCalls, ToolCallParseError, coerce_text_value, snippet, tool_call_blocks, tool_param_types
+from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, coerce_text_value, snippet, tool_call_blocks, tool_param_types
 
 _FUNCTION = re.compile(r"^\s*<function=([^>\s]+)>(.*?)</function>\s*$", re.DOTALL)
 _PARAM = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?</parameter>", re.DOTALL)

@@ -67,10 +67,10 @@ def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_
     from docker2_support import kill_docker2, start_docker2
 
     from rollgym.envs.sandbox import RUN_ID, hosts, prune
-    from rollgym.rollouts.batch import run_rollouts
-    from rollgym.rollouts.engines.scripted import ScriptedEngine
-    from rollgym.rollouts.limits import Limits
-    from rollgym.rollouts.policy import Policy
+    from rollgym.rollouts.core.batch import run_rollouts
+    from rollgym.engines.scripted import ScriptedEngine
+    from rollgym.limits import Limits
+    from rollgym.rollouts.core.policy import Policy
 
     monkeypatch.setattr(hosts, "COOLDOWN_S", 1.0)
     task = next(t for t in load_bundled_tasks() if t.instance_id == TASK)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rollgym.envs.core import InvalidTaskError
-from rollgym.envs.swe import SWETask, load_bundled_tasks, load_tasks, swegym_image_name
+from rollgym.envs.swe import SWETask, load_bundled_tasks, parse_tasks, swegym_image_name
 from rollgym.envs.swe.task import parse_task
 
 ROW = {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "a" * 40, "problem_statement": "p",
@@ -18,7 +18,7 @@ ROW = {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "a" * 40, "problem
 def test_jsonl_rows_with_json_string_lists(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(ROW) + "\n\n" + json.dumps({**ROW, "instance_id": "o__r-2", "extra_col": 5}) + "\n")
-    tasks = load_tasks(path)
+    tasks = parse_tasks(path)
     assert [t.instance_id for t in tasks] == ["o__r-1", "o__r-2"]
     assert tasks[0].FAIL_TO_PASS == ["tests/test_a.py::test_x"]
     assert tasks[0].test_files() == ["tests/test_a.py", "tests/test_b.py"]
@@ -29,13 +29,13 @@ def test_malformed_jsonl_names_the_line(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(ROW) + "\n{not json\n")
     with pytest.raises(ValueError, match="bad.jsonl:2"):
-        load_tasks(path)
+        parse_tasks(path)
 
 
 def test_hugging_face_dataset_rows():
     datasets = pytest.importorskip("datasets")
     ds = datasets.Dataset.from_list([ROW, {**ROW, "instance_id": "o__r-3"}])
-    tasks = load_tasks(ds)
+    tasks = parse_tasks(ds)
     assert [t.instance_id for t in tasks] == ["o__r-1", "o__r-3"] and all(isinstance(t, SWETask) for t in tasks)
 
 
@@ -60,11 +60,11 @@ def test_a_relative_sdist_resolves_next_to_its_task_file_from_any_directory(tmp_
 
     from rollgym.envs.swe.images import sdist_path
     from rollgym.envs.swe.task import BUNDLED_SDISTS
-    from rollgym.rollouts.tasks import load_tasks as load_rows
+    from rollgym.rollouts.core.tasks import parse_tasks as load_rows
 
     path = write_tasks(tmp_path / "authored", authored_row())
     monkeypatch.chdir(tmp_path)  # elsewhere: not the file's directory
-    (task,) = load_tasks("authored/tasks.jsonl")
+    (task,) = parse_tasks("authored/tasks.jsonl")
     assert sdist_path(task) == tmp_path / "authored" / SDIST
     assert task.env_spec.task_file == str(path) and task.env_spec.sdist == SDIST  # the row as written
     # The same through `rollgym generate`'s loader, which sends rows to environments as dicts:
@@ -84,7 +84,7 @@ def test_a_row_copied_from_the_bundled_file_still_finds_the_bundled_sdist(tmp_pa
 
     path = tmp_path / "copied.jsonl"
     path.write_text(bundled().model_dump_json() + "\n")
-    assert sdist_path(load_tasks(path)[0]) == BUNDLED_SDISTS / bundled().env_spec.sdist
+    assert sdist_path(parse_tasks(path)[0]) == BUNDLED_SDISTS / bundled().env_spec.sdist
 
 
 def test_a_missing_sdist_is_one_line_naming_the_path_tried_and_the_task_file(tmp_path):
@@ -95,7 +95,7 @@ def test_a_missing_sdist_is_one_line_naming_the_path_tried_and_the_task_file(tmp
 
     path = tmp_path / "tasks.jsonl"
     path.write_text(json.dumps(authored_row(env_spec={"sdist": "gone.tar.gz"})) + "\n")
-    (task,) = load_tasks(path)
+    (task,) = parse_tasks(path)
     with pytest.raises(SdistNotFoundError) as info:
         task_image_name(task)
     message = str(info.value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from proxy_support import SpyEngine
-from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.core.policy import Policy
 
 TOOLS = [{"type": "function", "function": {
     "name": "add", "description": "Add two integers.",
@@ -35,7 +35,7 @@ def scripted_proxy(ptok):
     """A factory: a proxy over a ScriptedEngine (spied), served from a thread; yields (proxy, spy)."""
     from contextlib import ExitStack
 
-    from rollgym.rollouts.engines.scripted import ScriptedEngine
+    from rollgym.engines.scripted import ScriptedEngine
     from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
     stack = ExitStack()
@@ -53,7 +53,7 @@ def scripted_proxy(ptok):
 @pytest.fixture(scope="session")
 def real_proxy(ptok):
     """The real SmolLM2-135M behind one recording proxy for the whole test session (model loaded once)."""
-    from rollgym.rollouts.engines.transformers_engine import TransformersEngine
+    from rollgym.engines.transformers_engine import TransformersEngine
     from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
     spy = SpyEngine(TransformersEngine("smollm2-135m"))

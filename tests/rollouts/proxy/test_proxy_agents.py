@@ -8,9 +8,10 @@ import sys
 import openai
 import pytest
 
-from rollgym.rollouts.engines.scripted import ScriptedEngine
-from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.proxy import SubprocessAgent, agent_rollout_func
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.integrations.trl import agent_rollout_func
+from rollgym.rollouts.proxy import SubprocessAgent
 
 
 def sync_agent(row, base_url, api_key):
@@ -59,7 +60,7 @@ def test_agents_become_token_exact_trl_rows(engine, ptok, agent):
 
 
 def test_a_crashing_agent_is_an_errored_row_not_a_crashed_batch(engine, ptok):
-    from rollgym.rollouts.trl import env_reward
+    from rollgym.rollouts.integrations.trl import env_reward
 
     def agent(row, base_url, api_key):
         return (crashing_agent if row["task_id"] == "bad" else sync_agent)(row, base_url, api_key)

@@ -11,7 +11,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.core.policy import Policy
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "aider" / "aider_agent.py"
 
@@ -45,7 +45,7 @@ def test_aider_whole_file_edit_becomes_the_agent_diff(ptok, tmp_path):
     example = _example()
     aider = _aider_or_skip(example)
     from rollgym.envs.swe import checkout_task, load_bundled_tasks
-    from rollgym.rollouts.engines.scripted import ScriptedEngine
+    from rollgym.engines.scripted import ScriptedEngine
     from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
     task = load_bundled_tasks()[0]

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rollgym.rollouts.cli import app
-from rollgym.rollouts.records import Rollout
+from rollgym.rollouts.core.records import Rollout
 from vllm_support import assert_token_exact
 
 

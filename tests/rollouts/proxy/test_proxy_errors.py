@@ -87,7 +87,7 @@ def test_api_key_is_enforced(scripted_proxy, scripts):
 
 
 def test_engine_failure_is_a_recorded_5xx(scripted_proxy, scripts):
-    from rollgym.rollouts.engines.errors import ServerError
+    from rollgym.engines.errors import ServerError
 
     def policy(prompt, sampling):
         raise ServerError("GPU fell off the bus")

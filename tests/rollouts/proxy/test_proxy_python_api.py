@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import openai
 
-from rollgym.rollouts.engines.scripted import ScriptedEngine
+from rollgym.engines.scripted import ScriptedEngine
 from rollgym.rollouts.proxy import RecordingProxy
-from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.core.policy import Policy
 
 
 async def test_async_with_serves_on_the_running_loop(ptok, scripts, tools):

@@ -89,7 +89,7 @@ def test_tool_conversation_over_turns_is_token_exact(real_proxy, tools):
 
 
 def test_rollouts_feed_the_trl_adapter(real_proxy):
-    from rollgym.rollouts.trl import to_trl_columns
+    from rollgym.rollouts.integrations.trl import to_trl_columns
 
     proxy, _ = real_proxy
     sess = proxy.session()

@@ -7,7 +7,7 @@ import openai
 import pytest
 
 from support import paired_tokenizer
-from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.core.policy import Policy
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def think_tok(smollm2_hf_tokenizer):
 
 
 def test_reasoning_content_plain_streamed_and_dropped_on_echo(think_tok):
-    from rollgym.rollouts.engines.scripted import ScriptedEngine
+    from rollgym.engines.scripted import ScriptedEngine
     from rollgym.rollouts.proxy import RecordingProxy
 
     def say(text):
@@ -44,7 +44,7 @@ def test_reasoning_content_plain_streamed_and_dropped_on_echo(think_tok):
 
 
 def _think_proxy(think_tok, replies):
-    from rollgym.rollouts.engines.scripted import ScriptedEngine
+    from rollgym.engines.scripted import ScriptedEngine
     from rollgym.rollouts.proxy import RecordingProxy
 
     script = [think_tok.encode(text) + [think_tok.end_of_turn_id] for text in replies]

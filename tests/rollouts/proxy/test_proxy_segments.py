@@ -211,8 +211,8 @@ def test_a_cut_reply_is_closed_and_continued_by_default(scripted_proxy, scripts,
 def test_proxy_seed_makes_unseeded_calls_reproducible(ptok):
     """`ProxySettings.seed`: a call without a seed is sampled with one derived from (seed, session, call index), so a
     rerun of the same session samples the same ids with the real model; a request's own seed wins."""
-    from rollgym.rollouts.engines.scripted import ScriptedEngine
-    from rollgym.rollouts.policy import Policy
+    from rollgym.engines.scripted import ScriptedEngine
+    from rollgym.rollouts.core.policy import Policy
     from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
     seen = []

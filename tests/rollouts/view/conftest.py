@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from rollgym.envs.builtin.calculator import CalculatorEnv
-from rollgym.rollouts.engines.scripted import ScriptedEngine
-from rollgym.rollouts.generate import generate_to_dir
-from rollgym.rollouts.limits import Limits
-from rollgym.rollouts.policy import Policy
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.rollouts.core.generate import generate_to_dir
+from rollgym.limits import Limits
+from rollgym.rollouts.core.policy import Policy
 
 ROOT = Path(__file__).resolve().parents[3]
 TASKS = CalculatorEnv.default_tasks(2)

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from rollgym.rollouts.engines import SamplingParams
-from rollgym.rollouts.generate import generate
-from rollgym.rollouts.limits import Limits
-from rollgym.rollouts.output import read_rollouts
+from rollgym.engines import SamplingParams
+from rollgym.rollouts.core.generate import generate
+from rollgym.limits import Limits
+from rollgym.rollouts.core.output import read_rollouts
 from rollgym.rollouts.view import write_viewer
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker]

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rollgym.rollouts.cli import app
-from rollgym.rollouts.output import read_rollouts
+from rollgym.rollouts.core.output import read_rollouts
 from rollgym.rollouts.view import ViewOutputError, ViewSourceError, default_output, write_viewer
 from rollgym.rollouts.view.payload import Payload
 from rollgym.rollouts.view.sources import load_rollouts

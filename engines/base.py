@@ -1,0 +1,79 @@
+"""The one token-in/token-out interface every inference engine implements.
+
+The rollout loop only sees `Engine.generate(prompt_ids, sampling) -> Generation`, so it never
+cares which engine sampled (the coupling TRL had to undo: huggingface/trl #5119, #5122, #5232).
+`Generation.logprobs[i]` is the log-probability of `completion_ids[i]` under the distribution
+actually sampled from, after temperature/top-k/top-p (vLLM's `processed_logprobs`), which is what
+truncated importance sampling compares with the trainer's recomputation (huggingface/trl #3867).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, Sequence, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rollgym.limits import DEFAULT_MAX_TOKENS_PER_TURN
+from rollgym.models import BoundaryModel
+
+FinishReason = Literal["stop", "length", "abort"]
+
+
+class SamplingParams(BoundaryModel):
+    """How to sample one completion; the same fields and meanings as vLLM's SamplingParams.
+
+    `max_tokens` is for calling an engine directly: in a rollout the per-turn budget is
+    `Limits.max_tokens_per_turn` (the loop sets it each turn, and refuses a `max_tokens` given here).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(1.0, ge=0.0, description="0 means greedy decoding")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus mass kept; 1 means off")
+    top_k: int = Field(0, ge=0, description="keep the k most likely tokens; 0 means off")
+    max_tokens: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="most tokens to generate, stop token included")
+    stop_token_ids: list[int] = Field(default_factory=list, description="extra ids that end the completion")
+    seed: int | None = Field(None, ge=0, lt=2**63, description="makes sampling reproducible per request")
+
+
+class GenerationTimings(BaseModel):
+    """Where one request's wall-clock time went, in seconds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queued_s: float = Field(0.0, ge=0.0, description="waiting for a batch slot or a connection")
+    generate_s: float = Field(0.0, ge=0.0, description="prefill + decode (or the HTTP round trip)")
+
+
+class Generation(BaseModel):
+    """One sampled completion, token-exact: ids and the processed logprob of each id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    completion_ids: list[int]
+    logprobs: list[float]
+    finish_reason: FinishReason
+    stop_token_id: int | None = Field(None, description="the id that ended the completion, if any (also last in completion_ids)")
+    prompt_len: int
+    timings: GenerationTimings = Field(default_factory=GenerationTimings)
+    engine: str
+    model: str
+    token_exact: bool = True
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A token-in/token-out sampler: the only thing the rollout loop needs from inference."""
+
+    name: str
+    model: str
+    token_exact: bool
+    max_model_len: int | None
+
+    async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams | None = None) -> Generation:
+        """Sample one completion of `prompt_ids`; raise an `EngineError` on any failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, worker tasks and models."""
+        ...

@@ -1,0 +1,174 @@
+"""The torch side of TransformersEngine: decode one left-padded batch with a KV cache, row by row.
+
+Each row finishes on its own (stop id, max_tokens, context limit, or abandoned/closing -> abort);
+finished rows leave the KV cache (`DynamicCache.batch_select_indices`) so the rest decode faster.
+Every row samples with its own `torch.Generator`, so a seeded row is independent of its neighbours.
+Runs in a worker thread, under one lock per model object, in eval + inference mode, and restores
+the model's training flag afterwards (a trainer's live model can be wrapped).
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from rollgym.engines.base import SamplingParams
+from rollgym.engines.sampling import processed_logprobs, sample_rows
+
+
+@dataclass
+class DecodeRow:
+    """One request as the decoder sees it; `abandoned()` says nobody waits for it any more."""
+
+    prompt: list[int]
+    sampling: SamplingParams
+    abandoned: Callable[[], bool] = lambda: False
+
+
+@dataclass
+class RowResult:
+    """What one row produced: ids with their processed logprobs, and why it ended."""
+
+    ids: list[int]
+    logprobs: list[float]
+    finish_reason: str
+    stop_token_id: int | None
+    generate_s: float
+
+
+_MODEL_LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
+_MODEL_LOCKS_GUARD = threading.Lock()
+
+
+def lock_for(model: Any) -> threading.Lock:
+    """One lock per model object: decoders sharing a (live) model never run it at once, nor flip its mode under each other."""
+    with _MODEL_LOCKS_GUARD:
+        lock = _MODEL_LOCKS.get(model)
+        if lock is None:
+            lock = _MODEL_LOCKS[model] = threading.Lock()
+        return lock
+
+
+class BatchDecoder:
+    """Samples completions for a batch of rows from a Hugging Face causal LM."""
+
+    def __init__(self, model: Any, *, eos_token_ids: frozenset[int], max_model_len: int | None) -> None:
+        self._model = model
+        self.eos_token_ids = eos_token_ids
+        self.max_model_len = max_model_len
+        self._device = next(model.parameters()).device
+        self._pad_id = min(eos_token_ids) if eos_token_ids else 0
+        self._keep_kwarg = self._logits_kwarg()
+        self._lock = lock_for(model)
+        self.closing = threading.Event()  # set by the engine: running rows end with "abort"
+
+    def run(self, rows: list[DecodeRow]) -> list[RowResult]:
+        """Decode `rows` to completion (call from a worker thread)."""
+        with self._lock:
+            was_training = self._model.training
+            self._model.eval()
+            try:
+                with torch.inference_mode():
+                    return self._decode(rows)
+            finally:
+                self._model.train(was_training)
+
+    def _logits_kwarg(self) -> str | None:
+        try:
+            params = inspect.signature(self._model.forward).parameters
+        except (TypeError, ValueError):
+            return None
+        for name in ("logits_to_keep", "num_logits_to_keep"):
+            if name in params:
+                return name
+        return None
+
+    def _forward(self, input_ids, attention_mask, position_ids, cache) -> torch.Tensor:
+        kwargs: dict[str, Any] = dict(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, past_key_values=cache, use_cache=True
+        )
+        if self._keep_kwarg:
+            kwargs[self._keep_kwarg] = 1
+        out = self._model(**kwargs)
+        return out.logits[:, -1, :].float()
+
+    def _generator(self, seed: int | None) -> torch.Generator:
+        g = torch.Generator(device=self._device)
+        g.manual_seed(seed if seed is not None else random.SystemRandom().randrange(2**63))
+        return g
+
+    def _decode(self, batch: list[DecodeRow]) -> list[RowResult]:
+        from transformers import DynamicCache
+
+        start = time.perf_counter()
+        dev = self._device
+        n = len(batch)
+        width = max(len(r.prompt) for r in batch)
+        input_ids = torch.full((n, width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((n, width), dtype=torch.long)
+        for i, r in enumerate(batch):
+            input_ids[i, width - len(r.prompt) :] = torch.tensor(r.prompt, dtype=torch.long)
+            mask[i, width - len(r.prompt) :] = 1
+        input_ids, mask = input_ids.to(dev), mask.to(dev)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        temperature = torch.tensor([r.sampling.temperature for r in batch], dtype=torch.float32, device=dev)
+        top_k = torch.tensor([r.sampling.top_k for r in batch], dtype=torch.long, device=dev)
+        top_p = torch.tensor([r.sampling.top_p for r in batch], dtype=torch.float32, device=dev)
+        generators = [self._generator(r.sampling.seed) for r in batch]
+        stops = [self.eos_token_ids | set(r.sampling.stop_token_ids) for r in batch]
+        limits = [
+            min(r.sampling.max_tokens, (self.max_model_len - len(r.prompt)) if self.max_model_len else r.sampling.max_tokens)
+            for r in batch
+        ]
+
+        ids: list[list[int]] = [[] for _ in batch]
+        lps: list[list[float]] = [[] for _ in batch]
+        done: list[RowResult | None] = [None] * n
+        active = list(range(n))  # batch rows still decoding, in cache-row order
+        cache = DynamicCache()
+        logits = self._forward(input_ids, mask, positions, cache)
+        last_pos = positions[:, -1:]
+        while True:
+            rows = torch.tensor(active, device=dev)
+            logprobs = processed_logprobs(logits, temperature[rows], top_k[rows], top_p[rows])
+            picked = sample_rows(logprobs, temperature[rows] <= 0, [generators[i] for i in active])
+            picked_lp = logprobs.gather(1, picked.unsqueeze(1)).squeeze(1).tolist()
+            picked = picked.tolist()
+            aborting = self.closing.is_set()
+            keep: list[int] = []
+            for slot, row in enumerate(active):
+                token = picked[slot]
+                ids[row].append(token)
+                lps[row].append(picked_lp[slot])
+                finish, stop_id = None, None
+                if token in stops[row]:
+                    finish, stop_id = "stop", token
+                elif len(ids[row]) >= limits[row]:
+                    finish = "length"
+                elif aborting or batch[row].abandoned():  # closing, or nobody waits any more
+                    finish = "abort"
+                if finish is None:
+                    keep.append(slot)
+                else:
+                    done[row] = RowResult(ids[row], lps[row], finish, stop_id, time.perf_counter() - start)
+            if not keep:
+                break
+            if len(keep) < len(active):
+                index = torch.tensor(keep, device=dev)
+                cache.batch_select_indices(index)
+                mask = mask[index]
+                last_pos = last_pos[index]
+                picked = [picked[s] for s in keep]
+                active = [active[s] for s in keep]
+            next_ids = torch.tensor(picked, dtype=torch.long, device=dev).unsqueeze(1)
+            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+            last_pos = last_pos + 1
+            logits = self._forward(next_ids, mask, last_pos, cache)
+        return [d for d in done]  # type: ignore[misc]

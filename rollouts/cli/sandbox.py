@@ -1,0 +1,79 @@
+"""`rollgym sandbox list|prune` and `rollgym image build|bootstrap`: the Docker side of rollgym."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+sandbox_app = typer.Typer(help="Docker sandboxes", no_args_is_help=True)
+image_app = typer.Typer(help="Sandbox images", no_args_is_help=True)
+
+
+DOCKER_HOST_HELP = "a Docker daemon (unix://, tcp://, ssh://); repeat for several (default: $ROLLGYM_DOCKER_HOSTS, else the default engine)"
+
+
+@sandbox_app.command("prune")
+def sandbox_prune(
+    all_: bool = typer.Option(False, "--all", help="remove every rollgym container, not only orphans"),
+    run_id: str = typer.Option(None, "--run-id", help="remove the containers of this run"),
+    docker_host: Optional[list[str]] = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP),
+) -> None:
+    """Remove leftover rollgym containers (found by label) on every Docker host: orphans by default."""
+    from rollgym.envs.sandbox.host_listing import prune_hosts
+
+    removed, failed = prune_hosts(all_containers=all_, run_id=run_id, docker_host=docker_host or None)
+    typer.echo(f"removed {len(removed)} container(s)" + (": " + ", ".join(removed) if removed else ""))
+    for host, why in failed.items():
+        typer.echo(f"{host}: not pruned: {why}", err=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+@sandbox_app.command("list")
+def sandbox_list(docker_host: Optional[list[str]] = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP)) -> None:
+    """List rollgym containers (running or not) on every Docker host: NAME, HOST, STATE, RUN, TASK."""
+    from rollgym.envs.sandbox.host_listing import list_hosts, table
+
+    rows, failed = list_hosts(docker_host=docker_host or None)
+    if rows:
+        typer.echo(table(rows))
+    for host, why in failed.items():
+        typer.echo(f"{host}: not listed: {why}", err=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+@image_app.command("build")
+def image_build(context: str = typer.Argument(..., help="a directory with a Dockerfile"),
+                repo: str = typer.Option(..., "--repo", help="image name; the tag is the context's content hash")) -> None:
+    """Build an image from a Dockerfile context, tagged (and cached) by the context's content hash."""
+    from rollgym.envs.sandbox import build_image
+
+    typer.echo(build_image(context, repo, log=typer.echo))
+
+
+@image_app.command("bootstrap")
+def image_bootstrap(
+    force: bool = typer.Option(False, "--force", help="rebuild even if the content-hashed tag exists"),
+    tasks: bool = typer.Option(True, "--tasks/--no-tasks", help="also build the bundled SWE task images"),
+) -> None:
+    """Build the offline base image (debootstrap + docker import; no registry needed), then task images."""
+    from rollgym.envs.sandbox import bootstrap_base_image, ensure_engine
+
+    ok, why = ensure_engine()
+    if not ok:
+        typer.echo(f"no Docker engine: {why}", err=True)
+        raise typer.Exit(1)
+    typer.echo(bootstrap_base_image(log=typer.echo, force=force))
+    if tasks:
+        from rollgym.envs.swe import build_task_images, load_bundled_tasks
+
+        for tag in build_task_images(load_bundled_tasks(), log=typer.echo):
+            typer.echo(tag)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `sandbox` and `image` command groups to the CLI."""
+    app.add_typer(sandbox_app, name="sandbox")
+    app.add_typer(image_app, name="image")

@@ -1,0 +1,60 @@
+"""`rollgym generate --workers 2 --docker-host A --docker-host B`, end to end: SWE rollouts with the real SmolLM2 on
+two Ray actors whose sandboxes spread over two real Docker daemons, the second reached over ssh (a real sshd,
+`.ci/docker-up --ssh`), interrupted, then resumed. Each daemon's own event log says which containers it created."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
+
+from docker2_support import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh  # noqa: E402
+
+from rollgym.envs.sandbox import DEFAULT_HOST, client_for, list_containers  # noqa: E402
+from rollgym.rollouts.core.output import read_rollouts  # noqa: E402
+
+pytestmark = pytest.mark.docker
+
+
+def created(host: str, run_id: str, since: int) -> int:
+    """Containers of the run that `host`'s daemon created since `since`, from its event log."""
+    events = client_for(host).events(since=since, until=int(time.time()) + 1, decode=True,
+                                     filters={"type": "container", "event": "create", "label": f"rollgym.run_id={run_id}"})
+    return sum(1 for _ in events)
+
+
+def test_generate_on_ray_actors_spreads_sandboxes_over_a_local_and_an_ssh_host(docker_engine, base_image, tmp_path):
+    """Ctrl-C once sandboxes run on both hosts: exit 130 and no container left on either daemon; `--resume` then
+    completes the run, with sandboxes on both."""
+    start_docker2_ssh()
+    run_id, since = f"rayhosts-{uuid.uuid4().hex[:8]}", int(time.time()) - 1
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id, "PATH": f"{SSH_BIN}:{os.environ['PATH']}"}
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "rollgym.rollouts.cli.app", "generate", "--env", "rollgym/SWE-v0", "--tasks", "bundled",
+           "--num-tasks", "2", "--n", "2", "--concurrency", "4", "--max-turns", "2", "--max-tokens", "16",
+           "--workers", "2", "--docker-host", DEFAULT_HOST, "--docker-host", DOCKER2_SSH, "--out", str(out)]
+    both = [DEFAULT_HOST, DOCKER2]  # the second daemon asked over its own socket, not through ssh
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None and not all(list_containers(run_id, h) for h in both):
+        time.sleep(0.1)
+    assert all(list_containers(run_id, h) for h in both), "the run never had sandboxes on both hosts at once"
+    proc.send_signal(signal.SIGINT)
+    output = proc.communicate(timeout=180)[0].decode()
+    assert proc.returncode == 130 and "--resume" in output, output[-2000:]
+    assert list_containers(run_id=run_id, docker_host=both) == []  # each actor released its sandboxes, on both hosts
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = list(read_rollouts(out / "rollouts.jsonl"))
+    assert len({r.key for r in rows}) == len(rows) == 4
+    assert [r.error.message for r in rows if r.error is not None and r.error.category == "sandbox"] == []
+    on_local, on_ssh = created(DEFAULT_HOST, run_id, since), created(DOCKER2, run_id, since)
+    assert on_local >= 2 and on_ssh >= 2, f"sandboxes per daemon: local {on_local}, ssh {on_ssh}"
+    assert list_containers(run_id=run_id, docker_host=both) == []
