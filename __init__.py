@@ -9,52 +9,119 @@ The names below are the public API; they load on first use, so `import rollgym` 
 Layers (docs/concepts.md#layers): `rollgym.tokenization`, `rollgym.envs`, `rollgym.engines`, `rollgym.rollouts`.
 """
 
+# Absolute imports only (everywhere in rollgym): test runners may import this file as a plain module (pytest
+# imports a rootdir package's __init__.py), where a relative import has no parent package.
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# Absolute imports only: test runners may import this file as a plain module (pytest imports a rootdir
-# package's __init__.py), where a relative import has no parent package.
+from rollgym.errors import (
+    EngineError,
+    EnvError,
+    ProxyError,
+    RollgymError,
+    SandboxError,
+    TokenizationError,
+    UsageError,
+    WorkerError,
+)
 from rollgym.version import __version__
-from rollgym.errors import (EngineError, EnvError, ProxyError, RollgymError, SandboxError, TokenizationError, UsageError,
-                            WorkerError)
-
 
 #: public name -> module that defines it (imported on first access)
 _LAZY = {
     # models and sampling
-    "Policy": "rollgym.rollouts.core.policy", "model_dir": "rollgym.rollouts.core.policy",
-    "Limits": "rollgym.limits", "SamplingParams": "rollgym.engines.base",
+    "Policy": "rollgym.rollouts.core.policy",
+    "model_dir": "rollgym.rollouts.core.policy",
+    "Limits": "rollgym.limits",
+    "SamplingParams": "rollgym.engines.base",
     "ChatTokenizer": "rollgym.tokenization",
     # environments
-    "Env": "rollgym.envs", "tool": "rollgym.envs", "make": "rollgym.envs", "check_env": "rollgym.envs",
-    "ResetInfo": "rollgym.envs", "StepInfo": "rollgym.envs", "ToolCallRecord": "rollgym.envs",
+    "Env": "rollgym.envs",
+    "tool": "rollgym.envs",
+    "make": "rollgym.envs",
+    "check_env": "rollgym.envs",
+    "ResetInfo": "rollgym.envs",
+    "StepInfo": "rollgym.envs",
+    "ToolCallRecord": "rollgym.envs",
     "swe_reward": "rollgym.envs.swe",
     # rollouts and records
-    "rollout": "rollgym.rollouts.core.loop", "run_rollouts": "rollgym.rollouts.core.batch",
-    "generate": "rollgym.rollouts.core.generate", "load_tasks": "rollgym.rollouts.core.tasks",
-    "Rollout": "rollgym.rollouts.core.records", "Turn": "rollgym.rollouts.core.records",
+    "rollout": "rollgym.rollouts.core.loop",
+    "run_rollouts": "rollgym.rollouts.core.batch",
+    "generate": "rollgym.rollouts.core.generate",
+    "load_tasks": "rollgym.rollouts.core.tasks",
+    "Rollout": "rollgym.rollouts.core.records",
+    "Turn": "rollgym.rollouts.core.records",
     "ErrorRecord": "rollgym.rollouts.core.records",
-    "read_rollouts": "rollgym.rollouts.core.output", "is_infra_failure": "rollgym.rollouts.core.output",
-    "summarize": "rollgym.rollouts.core.summary", "RunSummary": "rollgym.rollouts.core.summary",
+    "read_rollouts": "rollgym.rollouts.core.output",
+    "is_infra_failure": "rollgym.rollouts.core.output",
+    "summarize": "rollgym.rollouts.core.summary",
+    "RunSummary": "rollgym.rollouts.core.summary",
     "write_viewer": "rollgym.rollouts.view",
     # agents
-    "RecordingProxy": "rollgym.rollouts.proxy", "SubprocessAgent": "rollgym.rollouts.proxy",
+    "RecordingProxy": "rollgym.rollouts.proxy",
+    "SubprocessAgent": "rollgym.rollouts.proxy",
     "run_agents": "rollgym.rollouts.proxy",
     # trainers
-    "make_rollout_func": "rollgym.rollouts.integrations.trl", "agent_rollout_func": "rollgym.rollouts.integrations.trl",
-    "policy_from_trainer": "rollgym.rollouts.integrations.trl", "env_reward": "rollgym.rollouts.integrations.trl",
+    "make_rollout_func": "rollgym.rollouts.integrations.trl",
+    "agent_rollout_func": "rollgym.rollouts.integrations.trl",
+    "policy_from_trainer": "rollgym.rollouts.integrations.trl",
+    "env_reward": "rollgym.rollouts.integrations.trl",
     "component_reward": "rollgym.rollouts.integrations.trl",
     "patch_trl_for_vllm_cpu": "rollgym.rollouts.integrations.trl_vllm_cpu",
 }
 _RENAMED = {"register": ("rollgym.envs", "register_env")}
 
-__all__ = sorted([*_LAZY, *_RENAMED, "EngineError", "EnvError", "ProxyError", "RollgymError", "SandboxError",
-                  "TokenizationError", "UsageError", "WorkerError", "__version__"])
+__all__ = [
+    "ChatTokenizer",
+    "EngineError",
+    "Env",
+    "EnvError",
+    "ErrorRecord",
+    "Limits",
+    "Policy",
+    "ProxyError",
+    "RecordingProxy",
+    "ResetInfo",
+    "RollgymError",
+    "Rollout",
+    "RunSummary",
+    "SamplingParams",
+    "SandboxError",
+    "StepInfo",
+    "SubprocessAgent",
+    "TokenizationError",
+    "ToolCallRecord",
+    "Turn",
+    "UsageError",
+    "WorkerError",
+    "__version__",
+    "agent_rollout_func",
+    "check_env",
+    "component_reward",
+    "env_reward",
+    "generate",
+    "is_infra_failure",
+    "load_tasks",
+    "make",
+    "make_rollout_func",
+    "model_dir",
+    "patch_trl_for_vllm_cpu",
+    "policy_from_trainer",
+    "read_rollouts",
+    "register",
+    "rollout",
+    "run_agents",
+    "run_rollouts",
+    "summarize",
+    "swe_reward",
+    "tool",
+    "write_viewer",
+]
 
 
 def __getattr__(name: str) -> Any:
+    """The public names, imported on first use."""
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     elif name in _RENAMED:
@@ -84,8 +151,13 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
     from rollgym.rollouts.core.records import ErrorRecord, Rollout, Turn
     from rollgym.rollouts.core.summary import RunSummary, summarize
     from rollgym.rollouts.core.tasks import load_tasks
-    from rollgym.rollouts.integrations.trl import (agent_rollout_func, component_reward, env_reward, make_rollout_func,
-                                                   policy_from_trainer)
+    from rollgym.rollouts.integrations.trl import (
+        agent_rollout_func,
+        component_reward,
+        env_reward,
+        make_rollout_func,
+        policy_from_trainer,
+    )
     from rollgym.rollouts.integrations.trl_vllm_cpu import patch_trl_for_vllm_cpu
     from rollgym.rollouts.proxy import RecordingProxy, SubprocessAgent, run_agents
     from rollgym.rollouts.view import write_viewer

@@ -52,5 +52,16 @@ class ClusterConnectError(WorkerError):
     """The Ray cluster could not be reached or started within the timeout."""
 
 
-__all__ = ["ClusterConnectError", "ClusterLostError", "EngineError", "EnvError", "ProxyError", "RollgymError",
-           "SandboxError", "TokenizationError", "UsageError", "WorkerError", "WorkerStartError"]
+__all__ = [
+    "ClusterConnectError",
+    "ClusterLostError",
+    "EngineError",
+    "EnvError",
+    "ProxyError",
+    "RollgymError",
+    "SandboxError",
+    "TokenizationError",
+    "UsageError",
+    "WorkerError",
+    "WorkerStartError",
+]

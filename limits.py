@@ -6,7 +6,8 @@ from here, so a budget means the same thing everywhere. How to sample is `Sampli
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
 from rollgym.models import BoundaryModel
 
 #: Model turns per rollout when nobody says otherwise.
@@ -23,10 +24,17 @@ class Limits(BoundaryModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_turns: int = Field(DEFAULT_MAX_TURNS, ge=1, description="model turns at most")
-    max_tokens_per_turn: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="sampled tokens per turn at most")
-    max_total_tokens: int | None = Field(None, ge=1, description="sampled tokens over the whole rollout at most")
-    max_model_len: int | None = Field(None, ge=2, description="context size; default: the engine's")
-    timeout_s: float | None = Field(DEFAULT_TIMEOUT_S, gt=0,
-                                    description="wall-clock limit of the episode (tools included); None: no limit")
-    final_reward_timeout_s: float = Field(600.0, gt=0, description="time allowed to score an episode the loop cut short")
+    max_turns: int = Field(default=DEFAULT_MAX_TURNS, ge=1, description="model turns at most")
+    max_tokens_per_turn: int = Field(
+        default=DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="sampled tokens per turn at most"
+    )
+    max_total_tokens: int | None = Field(
+        default=None, ge=1, description="sampled tokens over the whole rollout at most"
+    )
+    max_model_len: int | None = Field(default=None, ge=2, description="context size; default: the engine's")
+    timeout_s: float | None = Field(
+        default=DEFAULT_TIMEOUT_S, gt=0, description="wall-clock limit of the episode (tools included); None: no limit"
+    )
+    final_reward_timeout_s: float = Field(
+        default=600.0, gt=0, description="time allowed to score an episode the loop cut short"
+    )

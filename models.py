@@ -4,7 +4,7 @@ the value, so `except rollgym.RollgymError` catches it like every other error ro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -31,8 +31,10 @@ def usage_error(model: str, exc: ValidationError) -> UsageError:
 class BoundaryModel(BaseModel):
     """A pydantic model users construct: a bad value raises `UsageError` (a `ValueError`, as pydantic's is)."""
 
-    def __init__(self, /, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise usage_error(type(self).__name__, exc) from None
+    if not TYPE_CHECKING:  # type checkers keep pydantic's own signature, with every field by name
+
+        def __init__(self, /, **data: Any) -> None:
+            try:
+                super().__init__(**data)
+            except ValidationError as exc:
+                raise usage_error(type(self).__name__, exc) from None

@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -32,33 +33,56 @@ def _row(name: str, value: str, note: str = "") -> None:
 
 async def bench_transformers(n_requests: int, max_tokens: int) -> None:
     import torch
+    from transformers import AutoTokenizer
+
     from rollgym.engines import SamplingParams
     from rollgym.engines.default_model import smollm2_dir
     from rollgym.engines.transformers_engine import TransformersEngine
-    from transformers import AutoTokenizer
 
     engine = TransformersEngine("smollm2-135m", max_batch_size=n_requests)
     tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
-    topics = ["the sea", "a city", "mountains", "a robot", "coffee", "winter", "a library", "the moon",
-              "trains", "a garden", "music", "rain", "a market", "the desert", "birds", "a bridge"]
+    topics = [
+        "the sea",
+        "a city",
+        "mountains",
+        "a robot",
+        "coffee",
+        "winter",
+        "a library",
+        "the moon",
+        "trains",
+        "a garden",
+        "music",
+        "rain",
+        "a market",
+        "the desert",
+        "birds",
+        "a bridge",
+    ]
     prompts = [tok(f"Write one sentence about {topics[i % len(topics)]}:")["input_ids"] for i in range(n_requests)]
     # the same seeded requests both ways; ignore EOS by max_tokens-only stopping is not offered, so count real tokens
     sampling = [SamplingParams(temperature=1.0, max_tokens=max_tokens, seed=i) for i in range(n_requests)]
     await engine.generate(prompts[0], SamplingParams(max_tokens=2))  # warm-up
 
     t0 = time.perf_counter()
-    alone = [await engine.generate(p, s) for p, s in zip(prompts, sampling)]
+    alone = [await engine.generate(p, s) for p, s in zip(prompts, sampling, strict=True)]
     t_alone = time.perf_counter() - t0
     t0 = time.perf_counter()
-    together = await asyncio.gather(*(engine.generate(p, s) for p, s in zip(prompts, sampling)))
+    together = await asyncio.gather(*(engine.generate(p, s) for p, s in zip(prompts, sampling, strict=True)))
     t_batch = time.perf_counter() - t0
     n_alone = sum(len(g.completion_ids) for g in alone)
     n_batch = sum(len(g.completion_ids) for g in together)
-    same = sum(a.completion_ids == b.completion_ids for a, b in zip(alone, together))
-    print(f"TransformersEngine, SmolLM2-135M fp32, CPU threads={torch.get_num_threads()}, "
-          f"{n_requests} requests x max_tokens={max_tokens}")
+    same = sum(a.completion_ids == b.completion_ids for a, b in zip(alone, together, strict=True))
+    print(
+        f"TransformersEngine, SmolLM2-135M fp32, CPU threads={torch.get_num_threads()}, "
+        f"{n_requests} requests x max_tokens={max_tokens}"
+    )
     _row("one at a time: tokens/s", f"{n_alone / t_alone:.1f}", f"({n_alone} tokens in {t_alone:.1f} s)")
-    _row(f"{n_requests} concurrent, batched: tokens/s", f"{n_batch / t_batch:.1f}", f"({n_batch} tokens in {t_batch:.1f} s)")
+    _row(
+        f"{n_requests} concurrent, batched: tokens/s",
+        f"{n_batch / t_batch:.1f}",
+        f"({n_batch} tokens in {t_batch:.1f} s)",
+    )
     _row("speed-up (target >= 4x)", f"{(n_batch / t_batch) / (n_alone / t_alone):.1f}x")
     _row("seeded requests with identical tokens both ways", f"{same}/{n_requests}")
     await engine.aclose()
@@ -86,13 +110,16 @@ async def _wait_ready(url: str) -> None:
 
 async def bench_vllm_server(concurrency: int, rounds: int) -> None:
     import httpx
-    from rollgym.engines import SamplingParams, GenerationTimings
+
+    from rollgym.engines import GenerationTimings, SamplingParams
     from rollgym.engines.vllm_server import VLLMServerEngine
 
     port = _free_port()
-    server = subprocess.Popen(
+    server = subprocess.Popen(  # the stand-in lives with the tests (tests/standins), not in the package
         [sys.executable, "-m", "standins.vllm_standin", "--port", str(port), "--model", "bench/model"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=Path(__file__).resolve().parents[1] / "tests",
     )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -125,7 +152,9 @@ async def bench_vllm_server(concurrency: int, rounds: int) -> None:
         import aiohttp
 
         raw_session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency))
-        httpx_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency))
+        httpx_client = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        )
 
         async def raw_post() -> float:
             t0 = time.perf_counter()
@@ -168,17 +197,29 @@ async def bench_vllm_server(concurrency: int, rounds: int) -> None:
             return f"{x * 1000:.3f} ms"
 
         n = rounds * concurrency
-        print(f"VLLMServerEngine vs the vLLM stand-in (own process, loopback), {concurrency} concurrent, {n} requests, "
-              f"512-token prompts, 64-token completions")
+        print(
+            f"VLLMServerEngine vs the vLLM stand-in (own process, loopback), {concurrency} concurrent, {n} requests, "
+            f"512-token prompts, 64-token completions"
+        )
         _row("(a) engine's own work per request, p50", ms(statistics.median(own)), "build body + parse + validate")
         _row("    raw aiohttp latency p50", ms(statistics.median(raw_lat)))
         _row("    engine latency p50", ms(statistics.median(eng_lat)))
-        _row("(b) per-request overhead p50 (target < 1 ms)", ms(statistics.median(outside_transport)),
-             "caller latency minus the HTTP exchange")
+        _row(
+            "(b) per-request overhead p50 (target < 1 ms)",
+            ms(statistics.median(outside_transport)),
+            "caller latency minus the HTTP exchange",
+        )
         _row("    per-request overhead p90", ms(statistics.quantiles(outside_transport, n=10)[-1]))
-        _row("    wall time per request: raw aiohttp / engine", f"{ms(raw_wall)} / {ms(eng_wall)}", f"overhead {ms(eng_wall - raw_wall)}")
-        _row("    p50 latency difference engine - raw", ms(statistics.median(eng_lat) - statistics.median(raw_lat)),
-             "(x queue position: the client handles 64 answers in turn)")
+        _row(
+            "    wall time per request: raw aiohttp / engine",
+            f"{ms(raw_wall)} / {ms(eng_wall)}",
+            f"overhead {ms(eng_wall - raw_wall)}",
+        )
+        _row(
+            "    p50 latency difference engine - raw",
+            ms(statistics.median(eng_lat) - statistics.median(raw_lat)),
+            "(x queue position: the client handles 64 answers in turn)",
+        )
         _row("(c) client CPU per request: raw aiohttp", ms(raw_cpu))
         _row("    client CPU per request: engine", ms(eng_cpu), f"overhead {ms(eng_cpu - raw_cpu)}")
         _row("    client CPU per request: raw httpx (not used)", ms(httpx_cpu))

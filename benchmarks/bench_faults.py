@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "faults"))
 
-from catalog import CASES, Outcome, run_case, run_signal_case  # noqa: E402
+from catalog import CASES, Outcome, run_case, run_signal_case
 
 
 def _tool_tokenizer():
@@ -33,11 +33,16 @@ def _tool_tokenizer():
 
 def _row(name: str, outcomes: list[Outcome]) -> str:
     n = len(outcomes)
-    count = lambda attr: sum(bool(getattr(o, attr)) for o in outcomes)  # noqa: E731
+
+    def count(attr: str) -> int:
+        return sum(bool(getattr(o, attr)) for o in outcomes)
+
     peak = max(o.peak_rss_mb for o in outcomes)
-    return (f"| {name} | {n} | {count('survived')}/{n} | {count('clear_error')}/{n} | {count('attribution_right')}/{n} "
-            f"| {sum(o.lost + o.duplicated for o in outcomes)} | {sum(o.leaked for o in outcomes)} "
-            f"| {f'{peak:.0f} MB' if peak else '(subprocess)'} | {max(o.seconds for o in outcomes):.1f} s |")
+    return (
+        f"| {name} | {n} | {count('survived')}/{n} | {count('clear_error')}/{n} | {count('attribution_right')}/{n} "
+        f"| {sum(o.lost + o.duplicated for o in outcomes)} | {sum(o.leaked for o in outcomes)} "
+        f"| {f'{peak:.0f} MB' if peak else '(subprocess)'} | {max(o.seconds for o in outcomes):.1f} s |"
+    )
 
 
 def main() -> None:
@@ -77,8 +82,10 @@ def main() -> None:
         failures += [f"{name}: {p}" for o in outcomes for p in o.problems]
         print(rows[-1], flush=True)
     print()
-    print("| fault | tries | survived as designed | clear error | attribution right | rollouts lost or duplicated "
-          "| containers leaked | peak host RSS | slowest try |")
+    print(
+        "| fault | tries | survived as designed | clear error | attribution right | rollouts lost or duplicated "
+        "| containers leaked | peak host RSS | slowest try |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     if failures:

@@ -39,7 +39,7 @@ async def bench_hosts(image: str, second: str, n: int = 12, rounds: int = 5) -> 
     settings = {"1 host": [DEFAULT_HOST], "2 hosts": [DEFAULT_HOST, second]}
     rates: dict[str, list[float]] = {name: [] for name in settings}
     base = SandboxConfig(image=image, run_id="bench-hosts")
-    for name, hosts in settings.items():  # warm-up: clients, image checks, page cache
+    for hosts in settings.values():  # warm-up: clients, image checks, page cache
         await burst(base.model_copy(update={"docker_host": hosts}), 2)
     for r in range(rounds):
         order = list(settings) if r % 2 == 0 else list(reversed(settings))
@@ -50,12 +50,17 @@ async def bench_hosts(image: str, second: str, n: int = 12, rounds: int = 5) -> 
 
 def table(rates: dict[str, list[float]], n: int) -> str:
     one, two = rates["1 host"], rates["2 hosts"]
-    ratios = [b / a for a, b in zip(one, two)]
-    lines = [f"sandbox starts per second, bursts of {n} concurrent starts, {len(one)} interleaved rounds",
-             "| setting | median starts/s | min | max |", "|---|---|---|---|"]
+    ratios = [b / a for a, b in zip(one, two, strict=True)]
+    lines = [
+        f"sandbox starts per second, bursts of {n} concurrent starts, {len(one)} interleaved rounds",
+        "| setting | median starts/s | min | max |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| {name} | {statistics.median(v):.2f} | {min(v):.2f} | {max(v):.2f} |" for name, v in rates.items()]
-    lines.append(f"| ratio 2 hosts / 1 host (median of per-round ratios) | {statistics.median(ratios):.2f}x "
-                 f"| {min(ratios):.2f}x | {max(ratios):.2f}x |")
+    lines.append(
+        f"| ratio 2 hosts / 1 host (median of per-round ratios) | {statistics.median(ratios):.2f}x "
+        f"| {min(ratios):.2f}x | {max(ratios):.2f}x |"
+    )
     return "\n".join(lines)
 
 
@@ -72,8 +77,11 @@ def run(n: int, rounds: int, second: str = DOCKER2) -> None:
     """Measure and print the table (also called by `bench_scale.py`, so both tables come from one run)."""
     image = setup()
     if second == DOCKER2:
-        subprocess.run(["bash", str(Path(__file__).resolve().parents[1] / ".ci" / "docker-up"), "--second"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["bash", str(Path(__file__).resolve().parents[1] / ".ci" / "docker-up"), "--second"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     client_for(second).ping()
     rates = asyncio.run(bench_hosts(image, second, n, rounds))
     print(table(rates, n))

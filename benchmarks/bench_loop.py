@@ -25,14 +25,14 @@ import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402
-from rollgym.rollouts.core.batch import run_rollouts  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.limits import Limits  # noqa: E402
-from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer  # noqa: E402
-from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.envs.builtin.calculator import CalculatorEnv
+from rollgym.limits import Limits
+from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.integrations.ray import RayConfig  # noqa: E402
+from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
+from rollgym.rollouts.integrations.ray import RayConfig
+from rollgym.tokenization.templates import CHATML_TOOLS
 
 TURNS = 8
 
@@ -90,32 +90,58 @@ async def measure(tok, rollouts: int, concurrency: int, workers: int = 1, keep: 
     probe = asyncio.create_task(lag_probe(stop, lags))
     gc.collect()
     t0 = time.perf_counter()
-    kept = await run_rollouts("rollgym/Calculator-v0", tasks, Policy(engine=engine, tokenizer=tok), n=1, concurrency=concurrency,
-                              limits=Limits(max_turns=TURNS), keep=keep, on_result=on_result,
-                              ray=RayConfig(actors=workers, keep_actors=True) if workers > 1 else None)
+    kept = await run_rollouts(
+        "rollgym/Calculator-v0",
+        tasks,
+        Policy(engine=engine, tokenizer=tok),
+        n=1,
+        concurrency=concurrency,
+        limits=Limits(max_turns=TURNS),
+        keep=keep,
+        on_result=on_result,
+        ray=RayConfig(actors=workers, keep_actors=True) if workers > 1 else None,
+    )
     wall = time.perf_counter() - t0
     stop.set()
     await probe
     assert len(seen["results"]) > 1  # tool results really vary
     assert len(kept) == (rollouts if keep else 0)
     del kept
-    return {"rollouts": rollouts, "concurrency": concurrency, "workers": workers, "keep": keep, "turns": seen["turns"],
-            "wall_s": wall, "turns_per_s": seen["turns"] / wall, "errors": seen["errors"],
-            "max_lag_s": max(lags) if lags else 0.0, "reference_ms": ref}
+    return {
+        "rollouts": rollouts,
+        "concurrency": concurrency,
+        "workers": workers,
+        "keep": keep,
+        "turns": seen["turns"],
+        "wall_s": wall,
+        "turns_per_s": seen["turns"] / wall,
+        "errors": seen["errors"],
+        "max_lag_s": max(lags) if lags else 0.0,
+        "reference_ms": ref,
+    }
 
 
 async def repeat(tok, times: int, **config) -> dict:
     runs = [await measure(tok, **config) for _ in range(times)]
     rates = [r["turns_per_s"] for r in runs]
-    return {**runs[0], "median": statistics.median(rates), "best": max(rates), "runs": rates,
-            "errors": sum(r["errors"] for r in runs), "max_lag_s": max(r["max_lag_s"] for r in runs),
-            "reference_ms": [round(r["reference_ms"], 1) for r in runs]}
+    return {
+        **runs[0],
+        "median": statistics.median(rates),
+        "best": max(rates),
+        "runs": rates,
+        "errors": sum(r["errors"] for r in runs),
+        "max_lag_s": max(r["max_lag_s"] for r in runs),
+        "reference_ms": [round(r["reference_ms"], 1) for r in runs],
+    }
 
 
 def show(row: dict) -> None:
-    print(f"{row['rollouts']:>8} {row['concurrency']:>11} {row['workers']:>7} {'kept' if row['keep'] else 'streamed':>9} "
-          f"{row['median']:>9,.0f} {row['best']:>8,.0f} {row['errors']:>6} {row['max_lag_s'] * 1e3:>8.0f}   "
-          f"{row['reference_ms']}", flush=True)
+    print(
+        f"{row['rollouts']:>8} {row['concurrency']:>11} {row['workers']:>7} {'kept' if row['keep'] else 'streamed':>9} "
+        f"{row['median']:>9,.0f} {row['best']:>8,.0f} {row['errors']:>6} {row['max_lag_s'] * 1e3:>8.0f}   "
+        f"{row['reference_ms']}",
+        flush=True,
+    )
 
 
 async def main(quick: bool) -> None:
@@ -126,16 +152,20 @@ async def main(quick: bool) -> None:
     await measure(tok, 64, 64, workers=cores)  # starts the local Ray instance
     times = 1 if quick else 3
     scale = 1 if quick else 4
-    print(f"{'rollouts':>8} {'concurrency':>11} {'workers':>7} {'results':>9} {'median/s':>9} {'best/s':>8} {'errors':>6} "
-          f"{'lag ms':>8}   reference ms (lower = faster machine)")
+    print(
+        f"{'rollouts':>8} {'concurrency':>11} {'workers':>7} {'results':>9} {'median/s':>9} {'best/s':>8} {'errors':>6} "
+        f"{'lag ms':>8}   reference ms (lower = faster machine)"
+    )
     throughput = [
-        dict(rollouts=512 * scale, concurrency=256, workers=1, keep=True),
-        dict(rollouts=512 * scale, concurrency=256, workers=1, keep=False),
-        dict(rollouts=1024 * scale, concurrency=256, workers=cores, keep=True),
-        dict(rollouts=1024 * scale, concurrency=256, workers=cores, keep=False),
+        {"rollouts": 512 * scale, "concurrency": 256, "workers": 1, "keep": True},
+        {"rollouts": 512 * scale, "concurrency": 256, "workers": 1, "keep": False},
+        {"rollouts": 1024 * scale, "concurrency": 256, "workers": cores, "keep": True},
+        {"rollouts": 1024 * scale, "concurrency": 256, "workers": cores, "keep": False},
     ]
-    health = [dict(rollouts=2048, concurrency=2048, workers=1, keep=False),
-              dict(rollouts=4096, concurrency=4096, workers=cores, keep=False)]
+    health = [
+        {"rollouts": 2048, "concurrency": 2048, "workers": 1, "keep": False},
+        {"rollouts": 4096, "concurrency": 4096, "workers": cores, "keep": False},
+    ]
     rows = []
     for config in throughput + ([] if quick else health):
         row = await repeat(tok, times, **config)
@@ -143,12 +173,16 @@ async def main(quick: bool) -> None:
         show(row)
     by_mode = {(r["workers"], r["keep"]): r["median"] for r in rows[:4]}
     best = max(rows, key=lambda r: r["median"])
-    print(f"\nturns/s, median of {times}: one process {by_mode[(1, True)]:,.0f} (kept) / {by_mode[(1, False)]:,.0f} (streamed); "
-          f"{cores} workers {by_mode[(cores, True)]:,.0f} (kept) / {by_mode[(cores, False)]:,.0f} (streamed). "
-          f"Best configuration ({best['workers']} workers, concurrency {best['concurrency']}): {best['median']:,.0f} median, "
-          f"{best['best']:,.0f} best run; best single run overall {max(r['best'] for r in rows):,.0f} (target >= 5,000)")
+    print(
+        f"\nturns/s, median of {times}: one process {by_mode[(1, True)]:,.0f} (kept) / {by_mode[(1, False)]:,.0f} (streamed); "
+        f"{cores} workers {by_mode[(cores, True)]:,.0f} (kept) / {by_mode[(cores, False)]:,.0f} (streamed). "
+        f"Best configuration ({best['workers']} workers, concurrency {best['concurrency']}): {best['median']:,.0f} median, "
+        f"{best['best']:,.0f} best run; best single run overall {max(r['best'] for r in rows):,.0f} (target >= 5,000)"
+    )
     # Healthy: no errors and throughput holds (median >= half the same mode's median at concurrency 256).
-    healthy = [r["concurrency"] for r in rows[4:] if r["errors"] == 0 and r["median"] >= 0.5 * by_mode[(r["workers"], False)]]
+    healthy = [
+        r["concurrency"] for r in rows[4:] if r["errors"] == 0 and r["median"] >= 0.5 * by_mode[(r["workers"], False)]
+    ]
     if not quick:
         print(f"largest healthy concurrency measured: {max(healthy) if healthy else 0} (target >= 2,000)")
     print(json.dumps(rows))
@@ -157,21 +191,28 @@ async def main(quick: bool) -> None:
 
 async def share_of_wall_time(tok) -> None:
     """One real rollout (SmolLM2-135M on CPU, Calculator): where its wall time went."""
-    from rollgym.envs import make
     from rollgym.engines import SamplingParams
     from rollgym.engines.transformers_engine import TransformersEngine
+    from rollgym.envs import make
     from rollgym.rollouts.core.loop import run_rollout
 
     engine = TransformersEngine("smollm2-135m")
     try:
-        r = await run_rollout(make("rollgym/Calculator-v0"), Policy(engine=engine, tokenizer=tok), CalculatorEnv.default_tasks(1)[0],
-                              limits=Limits(max_turns=3, max_tokens_per_turn=48), sampling=SamplingParams(seed=0))
+        r = await run_rollout(
+            make("rollgym/Calculator-v0"),
+            Policy(engine=engine, tokenizer=tok),
+            CalculatorEnv.default_tasks(1)[0],
+            limits=Limits(max_turns=3, max_tokens_per_turn=48),
+            sampling=SamplingParams(seed=0),
+        )
     finally:
         await engine.aclose()
     t = r.timings
     ours = t.wall_s - t.generate_s - t.env_s - t.reset_s
-    print(f"\nreal rollout: {len(r.turns)} turns, wall {t.wall_s:.2f}s = engine {t.generate_s:.2f}s + tools {t.env_s:.3f}s "
-          f"+ reset {t.reset_s:.3f}s + rollgym {ours:.3f}s ({100 * ours / t.wall_s:.2f}% of wall time)")
+    print(
+        f"\nreal rollout: {len(r.turns)} turns, wall {t.wall_s:.2f}s = engine {t.generate_s:.2f}s + tools {t.env_s:.3f}s "
+        f"+ reset {t.reset_s:.3f}s + rollgym {ours:.3f}s ({100 * ours / t.wall_s:.2f}% of wall time)"
+    )
 
 
 if __name__ == "__main__":  # required: worker processes re-import this module

@@ -20,6 +20,7 @@ import sys
 import time
 
 from fastapi import FastAPI, Request
+
 from rollgym.rollouts.core.policy import Policy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -68,10 +69,21 @@ def serve_baseline(port: int) -> None:
     from fastapi.responses import JSONResponse
 
     app = FastAPI()
-    body = {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure, here is a short answer to that question."},
-                         "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    body = {
+        "id": "chatcmpl-x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Sure, here is a short answer to that question."},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
 
     @app.post("/sessions/{sid}/v1/chat/completions")
     async def chat(sid: str, request: Request):
@@ -114,13 +126,18 @@ async def drive(url: str, sessions: int, turns: int) -> tuple[list[float], list[
     latency, overhead = [], []
     limits = httpx.Limits(max_connections=sessions, max_keepalive_connections=sessions)
     async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+
         async def one(i: int) -> None:
             sid = (await client.post(f"{url}/sessions", json={})).json()["session_id"]
-            msgs = [{"role": "system", "content": "You are a helpful assistant."},
-                    {"role": "user", "content": f"Question {i}: what is the capital of France?"}]
+            msgs = [
+                {"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": f"Question {i}: what is the capital of France?"},
+            ]
             for t in range(turns):
                 t0 = time.perf_counter()
-                resp = await client.post(f"{url}/sessions/{sid}/v1/chat/completions", json={"model": "m", "messages": msgs})
+                resp = await client.post(
+                    f"{url}/sessions/{sid}/v1/chat/completions", json={"model": "m", "messages": msgs}
+                )
                 latency.append((time.perf_counter() - t0) * 1000)
                 resp.raise_for_status()
                 if "x-rollgym-overhead-ms" in resp.headers:
@@ -146,7 +163,11 @@ async def direct(sessions: int, turns: int) -> list[float]:
             t0 = time.perf_counter()
             gen = await engine.generate(prompt, sampling)
             latency.append((time.perf_counter() - t0) * 1000)
-            prompt = prompt + gen.completion_ids + tok.encode("<|im_start|>user\nFollow-up<|im_end|>\n<|im_start|>assistant\n")
+            prompt = (
+                prompt
+                + gen.completion_ids
+                + tok.encode("<|im_start|>user\nFollow-up<|im_end|>\n<|im_start|>assistant\n")
+            )
 
     await asyncio.gather(*(one(i) for i in range(sessions)))
     return latency

@@ -1,10 +1,10 @@
-"""Scaling out: rollouts on Ray actors vs one process vs the old hand-written process pool (issue 14).
+"""Scaling out: rollouts on Ray actors vs one process (issue 14).
 
 Turns/s with an instant engine (a scripted policy calling `add` every turn) and the Calculator: one process;
-1, 2 and 4 Ray actors on this machine; 2 actors on 2 simulated nodes (`ray.cluster_utils.Cluster`); beside
-the old pool (`rollouts/workers.py` as of 86d1e3e, loaded from git into a temporary module). This VM's speed
-drifts 2x, so the configurations run interleaved, round after round, and each is reported as a ratio to the
-old pool's run of the same round (median over rounds). Actors are kept warm across calls (`keep_actors`),
+1, 2 and 4 Ray actors on this machine; 2 actors on 2 simulated nodes (`ray.cluster_utils.Cluster`). (Issue 14
+measured the old hand-written process pool beside them; its code is gone, its figures are in docs/scale.md.)
+This VM's speed drifts 2x, so the configurations run interleaved, round after round, and each is reported as a
+ratio to one process's run of the same round (median over rounds). Actors are kept warm across calls (`keep_actors`),
 as a trainer or a long-running driver would; one row shows a cold call (new actors) as well.
 Dispatch overhead: the driver's CPU per rollout (every thread of the driver process, Ray's included) and
 the wall time one actor adds per rollout over one process (at concurrency 128, where it includes two
@@ -21,29 +21,25 @@ import asyncio
 import gc
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import ray  # noqa: E402
-from ray.cluster_utils import Cluster  # noqa: E402
+import ray
+from ray.cluster_utils import Cluster
 
-from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402
-from rollgym.rollouts.core.batch import run_rollouts  # noqa: E402
-from rollgym.rollouts.integrations.ray import RayConfig, dispatch  # noqa: E402
-from rollgym.rollouts.integrations.ray.pool import drop_pool  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.limits import Limits  # noqa: E402
-from rollgym.rollouts.core.policy import Policy  # noqa: E402
-from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer  # noqa: E402
-from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.envs.builtin.calculator import CalculatorEnv
+from rollgym.limits import Limits
+from rollgym.rollouts.core.batch import run_rollouts
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
+from rollgym.rollouts.integrations.ray import RayConfig, dispatch
+from rollgym.rollouts.integrations.ray.pool import drop_pool
+from rollgym.tokenization.templates import CHATML_TOOLS
 
 TURNS = 8
-OLD_COMMIT = "86d1e3e"
 PULLED = "Ray, 2 actors, pulled"  # the Ray Client (ray://) path: batches pulled, not streamed
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -62,24 +58,7 @@ class CountingAdd:
         return self.head + [self.digit[d] for d in str(self.n)] + self.tail
 
 
-def load_old_pool() -> object:
-    """`rollouts/workers.py` of `OLD_COMMIT` as a top-level module `old_workers` its forked workers can import."""
-    repo = Path(__file__).resolve().parent.parent
-    text = subprocess.run(["git", "-C", str(repo), "show", f"{OLD_COMMIT}:rollouts/workers.py"], check=True,
-                          capture_output=True, text=True).stdout
-    for rel in ("batch", "engines.base", "limits", "records"):
-        text = text.replace(f"from .{rel} import", f"from rollgym.rollouts.{rel} import")
-    text = text.replace('set_forkserver_preload(["rollgym.rollouts.workers"])', 'set_forkserver_preload(["old_workers"])')
-    folder = Path(tempfile.mkdtemp(prefix="rollgym-old-pool-"))
-    (folder / "old_workers.py").write_text(text)
-    sys.path.insert(0, str(folder))
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
-    import old_workers
-
-    return old_workers
-
-
-async def measure(tok, mode: str, rollouts: int, concurrency: int, pool=None, config: RayConfig | None = None) -> dict:
+async def measure(tok, mode: str, rollouts: int, concurrency: int, config: RayConfig | None = None) -> dict:
     """One call: turns/s, wall, the driver's CPU, errors."""
     tasks = CalculatorEnv.default_tasks(rollouts)
     policy = Policy(engine=ScriptedEngine(CountingAdd(tok)), tokenizer=tok)
@@ -91,21 +70,26 @@ async def measure(tok, mode: str, rollouts: int, concurrency: int, pool=None, co
 
     gc.collect()
     cpu0, t0 = time.process_time(), time.perf_counter()
-    if mode == "old pool":
-        from rollgym.rollouts.core.batch import Job
-
-        jobs: list[Job] = [(i, t["task_id"], 0, t) for i, t in enumerate(tasks)]
-        from rollgym.engines.base import SamplingParams
-
-        await pool.run_jobs_in_workers("rollgym/Calculator-v0", jobs, policy, workers=2, concurrency=concurrency,
-                                       limits=Limits(max_turns=TURNS), sampling=SamplingParams(),
-                                       on_result=lambda ti, si, r: on_result(r))
-    else:
-        await run_rollouts("rollgym/Calculator-v0", tasks, policy, n=1, concurrency=concurrency, keep=False,
-                           limits=Limits(max_turns=TURNS), ray=config, on_result=on_result)
+    await run_rollouts(
+        "rollgym/Calculator-v0",
+        tasks,
+        policy,
+        n=1,
+        concurrency=concurrency,
+        keep=False,
+        limits=Limits(max_turns=TURNS),
+        ray=config,
+        on_result=on_result,
+    )
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    return {"turns_per_s": seen["turns"] / wall, "wall_s": wall, "cpu_ms_per_rollout": cpu * 1e3 / rollouts,
-            "wall_ms_per_rollout": wall * 1e3 / rollouts, "errors": seen["errors"], "turns": seen["turns"]}
+    return {
+        "turns_per_s": seen["turns"] / wall,
+        "wall_s": wall,
+        "cpu_ms_per_rollout": cpu * 1e3 / rollouts,
+        "wall_ms_per_rollout": wall * 1e3 / rollouts,
+        "errors": seen["errors"],
+        "turns": seen["turns"],
+    }
 
 
 streamed_here = dispatch.through_client  # this driver's own answer, put back after the pulled row
@@ -114,14 +98,12 @@ streamed_here = dispatch.through_client  # this driver's own answer, put back af
 async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)
     tok.certify()
-    pool = load_old_pool()
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 5, "resources": {"local": 4, "spread": 1}})
     cluster.add_node(num_cpus=2, resources={"spread": 1})
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, log_to_driver=False)
     configs = {
         "one process": None,
-        "old pool, 2 workers": "old",
         "Ray, 1 actor": RayConfig(actors=1, resources={"local": 1}, keep_actors=True),
         "Ray, 2 actors": RayConfig(actors=2, resources={"local": 1}, keep_actors=True),
         "Ray, 4 actors": RayConfig(actors=4, resources={"local": 1}, keep_actors=True),
@@ -131,8 +113,6 @@ async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
 
     async def one(name: str, n: int = rollouts) -> dict:
         config = configs[name]
-        if config == "old":
-            return await measure(tok, "old pool", n, concurrency, pool=pool)
         if name == PULLED:  # what a driver on Ray Client (ray://) does, in this driver: `open` + `pull` calls
             dispatch.through_client = lambda: True
             try:
@@ -141,14 +121,14 @@ async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
                 dispatch.through_client = streamed_here
         return await measure(tok, name, n, concurrency, config=config)
 
-    for name in configs:  # warm-up: imports, actor start-up, the old pool's fork server
+    for name in configs:  # warm-up: imports, actor start-up
         await one(name, 64)
     results: dict[str, list[dict]] = {name: [] for name in configs}
     ratios: dict[str, list[float]] = {name: [] for name in configs}
     cold: list[float] = []
     for r in range(rounds):
         row = {name: await one(name) for name in configs}
-        base = row["old pool, 2 workers"]["turns_per_s"]
+        base = row["one process"]["turns_per_s"]
         for name, m in row.items():
             results[name].append(m)
             ratios[name].append(m["turns_per_s"] / base)
@@ -158,30 +138,45 @@ async def main(rounds: int, rollouts: int, big: int, concurrency: int) -> None:
         await one("Ray, 2 actors", 64)
         print(f"round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
 
-    print(f"\n{rollouts} rollouts x {TURNS} turns, concurrency {concurrency}, instant engine; {rounds} interleaved rounds "
-          f"on {os.cpu_count()} cores; ratio = turns/s over the old pool's in the same round (median)")
-    print(f"{'configuration':<26} {'turns/s (median)':>16} {'x old pool':>10} {'driver CPU ms/rollout':>22} {'errors':>6}")
+    print(
+        f"\n{rollouts} rollouts x {TURNS} turns, concurrency {concurrency}, instant engine; {rounds} interleaved rounds "
+        f"on {os.cpu_count()} cores; ratio = turns/s over one process's in the same round (median)"
+    )
+    print(
+        f"{'configuration':<26} {'turns/s (median)':>16} {'x one proc':>10} {'driver CPU ms/rollout':>22} {'errors':>6}"
+    )
     for name in configs:
         ms = results[name]
-        print(f"{name:<26} {statistics.median(m['turns_per_s'] for m in ms):>16,.0f} {statistics.median(ratios[name]):>10.2f} "
-              f"{statistics.median(m['cpu_ms_per_rollout'] for m in ms):>22.2f} {sum(m['errors'] for m in ms):>6}")
+        print(
+            f"{name:<26} {statistics.median(m['turns_per_s'] for m in ms):>16,.0f} {statistics.median(ratios[name]):>10.2f} "
+            f"{statistics.median(m['cpu_ms_per_rollout'] for m in ms):>22.2f} {sum(m['errors'] for m in ms):>6}"
+        )
     print(f"{'Ray, 2 actors, cold call':<26} {'':>16} {statistics.median(cold):>10.2f}")
-    added = [b["wall_ms_per_rollout"] - a["wall_ms_per_rollout"] for a, b in zip(results["one process"], results["Ray, 1 actor"])]
-    print(f"\ndispatch overhead: driver CPU {statistics.median(m['cpu_ms_per_rollout'] for m in results['Ray, 2 actors']):.2f} "
-          f"ms per rollout (2 actors); wall time 1 actor adds over one process: {statistics.median(added):.2f} ms per "
-          "rollout (target <= 2 ms)")
+    added = [
+        b["wall_ms_per_rollout"] - a["wall_ms_per_rollout"]
+        for a, b in zip(results["one process"], results["Ray, 1 actor"], strict=True)
+    ]
+    print(
+        f"\ndispatch overhead: driver CPU {statistics.median(m['cpu_ms_per_rollout'] for m in results['Ray, 2 actors']):.2f} "
+        f"ms per rollout (2 actors); wall time 1 actor adds over one process: {statistics.median(added):.2f} ms per "
+        "rollout (target <= 2 ms)"
+    )
     lat = {name: [] for name in ("one process", "Ray, 1 actor")}
     for _ in range(rounds):  # one rollout at a time: the latency a job's trip to an actor and back adds
         for name in lat:
             m = await measure(tok, name, 64, 1, config=configs[name])
             lat[name].append(m["wall_ms_per_rollout"])
-    added_lat = statistics.median(b - a for a, b in zip(lat["one process"], lat["Ray, 1 actor"]))
-    print(f"latency at concurrency 1: one process {statistics.median(lat['one process']):.2f} ms per rollout, 1 actor "
-          f"{statistics.median(lat['Ray, 1 actor']):.2f} ms: dispatch adds {added_lat:.2f} ms per rollout")
+    added_lat = statistics.median(b - a for a, b in zip(lat["one process"], lat["Ray, 1 actor"], strict=True))
+    print(
+        f"latency at concurrency 1: one process {statistics.median(lat['one process']):.2f} ms per rollout, 1 actor "
+        f"{statistics.median(lat['Ray, 1 actor']):.2f} ms: dispatch adds {added_lat:.2f} ms per rollout"
+    )
     if big:
         m = await measure(tok, "big", big, big, config=configs["Ray, 2 nodes x 1 actor"])
-        print(f"{big:,} concurrent rollouts across 2 nodes: {m['turns']:,} turns in {m['wall_s']:.1f} s "
-              f"({m['turns_per_s']:,.0f} turns/s), errors {m['errors']}")
+        print(
+            f"{big:,} concurrent rollouts across 2 nodes: {m['turns']:,} turns in {m['wall_s']:.1f} s "
+            f"({m['turns_per_s']:,.0f} turns/s), errors {m['errors']}"
+        )
     drop_pool()
     ray.shutdown()
     cluster.shutdown()
@@ -192,7 +187,9 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rollouts", type=int, default=512, help="rollouts per measured call")
     parser.add_argument("--concurrency", type=int, default=128)
-    parser.add_argument("--big", type=int, default=10_000, help="rollouts for the all-at-once row across 2 nodes (0: skip)")
+    parser.add_argument(
+        "--big", type=int, default=10_000, help="rollouts for the all-at-once row across 2 nodes (0: skip)"
+    )
     parser.add_argument("--sandboxes", type=int, default=12, help="sandboxes per burst, 1 vs 2 Docker hosts (0: skip)")
     args = parser.parse_args()
     asyncio.run(main(args.rounds, args.rollouts, args.big, args.concurrency))

@@ -20,31 +20,50 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from rollgym.engines.default_model import fetch_wheel_member  # noqa: E402
-from rollgym.tokenization import ChatTokenizer  # noqa: E402
-from rollgym.tokenization.vocab import qwen_tokenizer  # noqa: E402
+from rollgym.engines.default_model import fetch_wheel_member
+from rollgym.tokenization import ChatTokenizer
+from rollgym.tokenization.vocab import qwen_tokenizer
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "qwen3.jinja"
-TOOLS = [{"type": "function", "function": {"name": "bash", "description": "Run a shell command.", "parameters": {
-    "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a shell command.",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+        },
+    }
+]
 _UNIQUE = itertools.count()  # every timed bridge gets a tool output the tokenizer's caches have never seen
 OUTPUT = "total 48\ndrwxr-xr-x  5 user user 4096 Nov 22 04:33 src\n-rw-r--r--  1 user user  812 README.md\n" * 3
 
 
 def turn(i: int) -> tuple[dict, dict]:
-    call = {"id": f"call_{i}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": f"ls -la src/{i}"})}}
-    return ({"role": "assistant", "content": "", "reasoning_content": f"Look at directory {i}.", "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"call_{i}", "name": "bash", "content": OUTPUT})
+    call = {
+        "id": f"call_{i}",
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": f"ls -la src/{i}"})},
+    }
+    return (
+        {"role": "assistant", "content": "", "reasoning_content": f"Look at directory {i}.", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"call_{i}", "name": "bash", "content": OUTPUT},
+    )
 
 
 def completion_ids(tok: ChatTokenizer, i: int) -> list[int]:
-    text = (f"<think>\nLook at directory {i}.\n</think>\n\n<tool_call>\n"
-            f'{{"name": "bash", "arguments": {{"command": "ls -la src/{i}"}}}}\n</tool_call>')
+    text = (
+        f"<think>\nLook at directory {i}.\n</think>\n\n<tool_call>\n"
+        f'{{"name": "bash", "arguments": {{"command": "ls -la src/{i}"}}}}\n</tool_call>'
+    )
     return tok.encode(text) + [tok.end_of_turn_id]
 
 
 def measure(tok: ChatTokenizer, n_turns: int, reps: int) -> tuple[float, float]:
-    messages = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": "Explore the repo."}]
+    messages = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Explore the repo."},
+    ]
     traj = tok.start(messages, TOOLS)
     for i in range(n_turns - 1):
         traj.add_completion(completion_ids(tok, i), None, "stop")
@@ -61,8 +80,8 @@ def measure(tok: ChatTokenizer, n_turns: int, reps: int) -> tuple[float, float]:
         t0 = time.perf_counter()
         traj.add_messages(fresh[rep])
         bridge_s.append(time.perf_counter() - t0)
-        del traj.completion_ids[saved[0]:], traj.logprobs[saved[0]:], traj.env_mask[saved[0]:]
-        del traj.segments[saved[1]:], traj.messages[saved[2]:]
+        del traj.completion_ids[saved[0] :], traj.logprobs[saved[0] :], traj.env_mask[saved[0] :]
+        del traj.segments[saved[1] :], traj.messages[saved[2] :]
     for _ in range(reps):
         t0 = time.perf_counter()
         tok.encode(tok.render(messages, TOOLS, True))
@@ -82,8 +101,10 @@ def main() -> int:
         rounds = [measure(tok, n, 40) for _ in range(3)]
         plain_rounds = [measure(plain, n, 40) for _ in range(3)]
         rows.append((n, min(r[0] for r in rounds), min(r[1] for r in rounds), min(r[0] for r in plain_rounds)))
-    print(f"{'turn':>5} | {'bridge (ms)':>11} | {'bridge, no recipes (ms)':>23} | {'full re-render (ms)':>19} | "
-          f"{'re-render / bridge':>18}")
+    print(
+        f"{'turn':>5} | {'bridge (ms)':>11} | {'bridge, no recipes (ms)':>23} | {'full re-render (ms)':>19} | "
+        f"{'re-render / bridge':>18}"
+    )
     print("-" * 90)
     for n, b, r, p in rows:
         print(f"{n:>5} | {b * 1e3:>11.3f} | {p * 1e3:>23.3f} | {r * 1e3:>19.3f} | {r / b:>17.1f}x")

@@ -41,19 +41,55 @@ def synthetic_run(n: int, path: Path, seed: int = 0) -> None:
             prompt = [prompt_rng.randrange(49152) for _ in range(800)]
             turns = []
             for k in range(4):
-                call = ToolCall(id=f"c{k}", name="bash", arguments={"command": text(rng, 12)}, result=text(rng, 150),
-                                failed=rng.random() < 0.1, duration_s=rng.random())
-                turns.append(Turn(index=k, prompt_len=800 + k * 270, completion_ids=[rng.randrange(49152) for _ in range(120)],
-                                  logprobs=[-rng.expovariate(3) for _ in range(120)], generate_s=rng.random() * 3,
-                                  message={"role": "assistant", "content": text(rng, 90),
-                                           "tool_calls": [{"id": f"c{k}", "type": "function",
-                                                           "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]},
-                                  tool_calls=[call], env_messages=[{"role": "tool", "tool_call_id": f"c{k}", "content": call.result}],
-                                  bridge_ids=[rng.randrange(49152) for _ in range(150)], env_s=rng.random()))
-            r = Rollout(env_id="rollgym/SWE-v0", task_id=task, group_id=task, sample_index=i % 8, prompt_ids=prompt,
-                        initial_messages=[{"role": "system", "content": text(rng, 100)}, {"role": "user", "content": text(rng, 600)}],
-                        turns=turns, reward=float(rng.random() < 0.3), stop_reason="env_terminated", model="smollm2-135m",
-                        engine="bench", timings=RolloutTimings(wall_s=20 * rng.random()))
+                call = ToolCall(
+                    id=f"c{k}",
+                    name="bash",
+                    arguments={"command": text(rng, 12)},
+                    result=text(rng, 150),
+                    failed=rng.random() < 0.1,
+                    duration_s=rng.random(),
+                )
+                turns.append(
+                    Turn(
+                        index=k,
+                        prompt_len=800 + k * 270,
+                        completion_ids=[rng.randrange(49152) for _ in range(120)],
+                        logprobs=[-rng.expovariate(3) for _ in range(120)],
+                        generate_s=rng.random() * 3,
+                        message={
+                            "role": "assistant",
+                            "content": text(rng, 90),
+                            "tool_calls": [
+                                {
+                                    "id": f"c{k}",
+                                    "type": "function",
+                                    "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+                                }
+                            ],
+                        },
+                        tool_calls=[call],
+                        env_messages=[{"role": "tool", "tool_call_id": f"c{k}", "content": call.result}],
+                        bridge_ids=[rng.randrange(49152) for _ in range(150)],
+                        env_s=rng.random(),
+                    )
+                )
+            r = Rollout(
+                env_id="rollgym/SWE-v0",
+                task_id=task,
+                group_id=task,
+                sample_index=i % 8,
+                prompt_ids=prompt,
+                initial_messages=[
+                    {"role": "system", "content": text(rng, 100)},
+                    {"role": "user", "content": text(rng, 600)},
+                ],
+                turns=turns,
+                reward=float(rng.random() < 0.3),
+                stop_reason="env_terminated",
+                model="smollm2-135m",
+                engine="bench",
+                timings=RolloutTimings(wall_s=20 * rng.random()),
+            )
             fh.write(r.to_json() + "\n")
 
 
@@ -62,7 +98,13 @@ def browser():
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(arg)
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
@@ -89,7 +131,9 @@ def measure(driver, page: Path, n: int) -> dict[str, float]:
     driver.execute_script("location.hash = '#/'")
     wait_for(driver, "return !!document.getElementById('f-q')")
     t = time.perf_counter()
-    driver.execute_script("const q = document.getElementById('f-q'); q.value = 'repository'; state.q = q.value; renderList();")
+    driver.execute_script(
+        "const q = document.getElementById('f-q'); q.value = 'repository'; state.q = q.value; renderList();"
+    )
     wait_for(driver, "const c = document.getElementById('count'); return c && !c.textContent.startsWith('searching')")
     search = time.perf_counter() - t
     return {"load_s": load, "listed": listed, "open_s": open_s, "search_s": search}
@@ -108,17 +152,25 @@ def main() -> None:
                 src = Path(tmp) / f"run{n}.jsonl"
                 synthetic_run(n, src)
                 t = time.perf_counter()
-                page = write_viewer(src, Path(tmp) / f"view{n}.html", tokenizer="smollm2-135m", log=lambda _m: None,
-                                    split=False if args.single else None)
+                page = write_viewer(
+                    src,
+                    Path(tmp) / f"view{n}.html",
+                    tokenizer="smollm2-135m",
+                    log=lambda _m: None,
+                    split=False if args.single else None,
+                )
                 write = time.perf_counter() - t
                 m = measure(driver, page, n)
                 files = page.with_name(page.stem + "_files")
                 data = sum(f.stat().st_size for f in files.iterdir()) / 1e6 if files.exists() else 0.0
                 rows.append((n, src.stat().st_size / 1e6, page.stat().st_size / 1e6, write, m))
-                print(f"{n:>6} rollouts: jsonl {rows[-1][1]:7.1f} MB  page {rows[-1][2]:7.1f} MB  chunks {data:7.1f} MB  "
-                      f"write {write:6.1f} s  "
-                      f"load {m['load_s']:5.2f} s  open one {m['open_s'] * 1000:6.0f} ms  search {m['search_s'] * 1000:6.0f} ms  "
-                      f"rows shown {m['listed']}", flush=True)
+                print(
+                    f"{n:>6} rollouts: jsonl {rows[-1][1]:7.1f} MB  page {rows[-1][2]:7.1f} MB  chunks {data:7.1f} MB  "
+                    f"write {write:6.1f} s  "
+                    f"load {m['load_s']:5.2f} s  open one {m['open_s'] * 1000:6.0f} ms  search {m['search_s'] * 1000:6.0f} ms  "
+                    f"rows shown {m['listed']}",
+                    flush=True,
+                )
     finally:
         driver.quit()
 

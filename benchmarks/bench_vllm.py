@@ -69,8 +69,15 @@ async def prefix_counters(session, root: str) -> tuple[float, float]:
     return values["queries"], values["hits"]
 
 
-async def run_rollgym(url: str, tokenizer, tasks: list[dict], concurrency: int, turns: int, max_tokens: int,
-                      stop_token_ids: list[int] = ()):
+async def run_rollgym(
+    url: str,
+    tokenizer,
+    tasks: list[dict],
+    concurrency: int,
+    turns: int,
+    max_tokens: int,
+    stop_token_ids: list[int] = (),
+):
     from rollgym import Limits, Policy, SamplingParams, run_rollouts
     from rollgym.engines.vllm_server import VLLMServerEngine
 
@@ -79,9 +86,15 @@ async def run_rollgym(url: str, tokenizer, tasks: list[dict], concurrency: int, 
     policy = Policy(engine=engine, tokenizer=tokenizer)
     started = time.perf_counter()
     env = "rollgym/Calculator-v0" if turns == 1 else nudging_calculator()
-    rollouts = await run_rollouts(env, tasks, policy, n=1, concurrency=concurrency,
-                                  limits=Limits(max_turns=turns, max_tokens_per_turn=max_tokens),
-                                  sampling=SamplingParams(temperature=1.0, seed=0, stop_token_ids=list(stop_token_ids)))
+    rollouts = await run_rollouts(
+        env,
+        tasks,
+        policy,
+        n=1,
+        concurrency=concurrency,
+        limits=Limits(max_turns=turns, max_tokens_per_turn=max_tokens),
+        sampling=SamplingParams(temperature=1.0, seed=0, stop_token_ids=list(stop_token_ids)),
+    )
     took = time.perf_counter() - started
     await engine.aclose()
     sampled = sum(len(t.completion_ids) for r in rollouts for t in r.turns)
@@ -133,15 +146,22 @@ async def bench(url: str, model: str, levels: list[int], episodes_per_level: int
 
     root = url.rsplit("/v1", 1)[0]
     tokenizer = certified_tokenizer(model)
-    print(f"server {url} model {model}; max {max_tokens} tokens per turn, temperature 1.0; prefix cache reset before each run")
-    print(f"  {'episode':<8} {'conc':>4} {'eps':>4} {'turns':>5} {'rollgym tok/s':>14} {'raw tok/s':>10} {'ratio':>6} "
-          f"{'cache hit (rollgym run)':>24}")
+    print(
+        f"server {url} model {model}; max {max_tokens} tokens per turn, temperature 1.0; prefix cache reset before each run"
+    )
+    print(
+        f"  {'episode':<8} {'conc':>4} {'eps':>4} {'turns':>5} {'rollgym tok/s':>14} {'raw tok/s':>10} {'ratio':>6} "
+        f"{'cache hit (rollgym run)':>24}"
+    )
     async with aiohttp.ClientSession() as http:
+
         async def reset() -> None:
             async with http.post(f"{root}/reset_prefix_cache") as resp:
                 if resp.status != 200:
-                    sys.exit(f"/reset_prefix_cache answered {resp.status}: start the server with VLLM_SERVER_DEV_MODE=1, "
-                             "or let this script start its own")
+                    sys.exit(
+                        f"/reset_prefix_cache answered {resp.status}: start the server with VLLM_SERVER_DEV_MODE=1, "
+                        "or let this script start its own"
+                    )
 
         warm = CalculatorEnv.default_tasks(1, seed=99)
         _, _, warm_episodes, _, _ = await run_rollgym(url, tokenizer, warm, 1, 1, 8)
@@ -160,7 +180,9 @@ async def bench(url: str, model: str, levels: list[int], episodes_per_level: int
                     await reset()
                     if side == "rollgym":
                         q0, h0 = await prefix_counters(http, root)
-                        t, n, sent, mean_turns, errs = await run_rollgym(url, tokenizer, tasks, concurrency, turns, budget, stops)
+                        t, n, sent, mean_turns, errs = await run_rollgym(
+                            url, tokenizer, tasks, concurrency, turns, budget, stops
+                        )
                         q1, h1 = await prefix_counters(http, root)
                         episodes = episodes or sent
                         took, sampled, queries, hits = took + t, sampled + n, queries + q1 - q0, hits + h1 - h0
@@ -173,8 +195,11 @@ async def bench(url: str, model: str, levels: list[int], episodes_per_level: int
                 hit = hits / queries if queries else 0.0
                 mine, theirs = sampled / took, raw_sampled / raw_took
                 note = f"  ({errors} errors)" if errors else ""
-                print(f"  {str(turns) + '-turn':<8} {concurrency:>4} {len(tasks):>4} {mean_turns:>5.2f} {mine:>14.1f} {theirs:>10.1f} "
-                      f"{mine / theirs:>6.3f} {hit:>23.1%}{note}", flush=True)
+                print(
+                    f"  {str(turns) + '-turn':<8} {concurrency:>4} {len(tasks):>4} {mean_turns:>5.2f} {mine:>14.1f} {theirs:>10.1f} "
+                    f"{mine / theirs:>6.3f} {hit:>23.1%}{note}",
+                    flush=True,
+                )
 
 
 def main() -> None:
@@ -191,12 +216,18 @@ def main() -> None:
     env = {**os.environ, "VLLM_RUN_DIR": str(run_dir), "VLLM_SERVER_DEV_MODE": "1"}
     url = args.url
     if url is None:
-        done = subprocess.run(["bash", str(REPO / ".ci" / "vllm-up"), "start", model], capture_output=True, text=True, env=env)
+        done = subprocess.run(
+            ["bash", str(REPO / ".ci" / "vllm-up"), "start", model], capture_output=True, text=True, env=env
+        )
         if done.returncode != 0:
             sys.exit(f"could not start vLLM:\n{done.stderr[-2000:]}")
         url = done.stdout.strip().splitlines()[-1]
     try:
-        asyncio.run(bench(url.rstrip("/") + "/v1", model, [int(x) for x in args.levels.split(",")], args.episodes, args.max_tokens))
+        asyncio.run(
+            bench(
+                url.rstrip("/") + "/v1", model, [int(x) for x in args.levels.split(",")], args.episodes, args.max_tokens
+            )
+        )
     finally:
         if args.url is None:
             subprocess.run(["bash", str(REPO / ".ci" / "vllm-up"), "stop"], env=env, capture_output=True)

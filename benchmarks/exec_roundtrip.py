@@ -27,9 +27,16 @@ def main(n: int = 200) -> None:
     with DockerSandbox(SandboxConfig(image=image, task_id="bench-exec")) as sb:
         assert sb.uses_runner, sb.runner_error
         print(summary("rollgym runner (exec)", timed(lambda: sb.exec("true"), n)))
-        print(summary("rollgym plain path (_exec_plain)", timed(lambda: sb._exec_plain("true", 30, "/", None, 10_000), n)))
+        print(
+            summary("rollgym plain path (_exec_plain)", timed(lambda: sb._exec_plain("true", 30, "/", None, 10_000), n))
+        )
         print(summary("docker SDK exec_run", timed(lambda: sb.container.exec_run(["true"]), n)))
-        print(summary("docker exec CLI", timed(lambda: subprocess.run(["docker", "exec", sb.name, "true"], check=True), n // 2)))
+        print(
+            summary(
+                "docker exec CLI",
+                timed(lambda: subprocess.run(["docker", "exec", sb.name, "true"], check=True), n // 2),
+            )
+        )
 
 
 if __name__ == "__main__":

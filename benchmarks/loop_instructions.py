@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
 from rollgym.rollouts.core.policy import Policy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -27,8 +28,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 async def _loop(rollouts: int, go: Path) -> None:
     """The measured process: warm up, wait until callgrind instruments it, run the rollouts, exit at once."""
     sys.path.insert(0, str(Path(__file__).parent))
-    from bench_loop import (CHATML_TOOLS, TURNS, CalculatorEnv, CountingAdd, Limits, ScriptedEngine,
-                            load_chat_tokenizer, measure, run_rollouts)
+    from bench_loop import (
+        CHATML_TOOLS,
+        TURNS,
+        CalculatorEnv,
+        CountingAdd,
+        Limits,
+        ScriptedEngine,
+        load_chat_tokenizer,
+        measure,
+        run_rollouts,
+    )
 
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)
     await measure(tok, 64, 64)
@@ -41,8 +51,16 @@ async def _loop(rollouts: int, go: Path) -> None:
     print("READY", flush=True)
     while not go.exists():
         time.sleep(0.2)
-    await run_rollouts("rollgym/Calculator-v0", tasks, Policy(engine=engine, tokenizer=tok), n=1, concurrency=128, keep=False,
-                       limits=Limits(max_turns=TURNS), on_result=count)
+    await run_rollouts(
+        "rollgym/Calculator-v0",
+        tasks,
+        Policy(engine=engine, tokenizer=tok),
+        n=1,
+        concurrency=128,
+        keep=False,
+        limits=Limits(max_turns=TURNS),
+        on_result=count,
+    )
     print("TURNS", turns, flush=True)
     os._exit(0)  # callgrind writes its totals now; interpreter shutdown is not counted
 
@@ -53,11 +71,24 @@ def main(rollouts: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         go = Path(tmp) / "go"
         proc = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={tmp}/callgrind.out",
-             sys.executable, __file__, "--measured", str(rollouts), str(go)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={tmp}/callgrind.out",
+                sys.executable,
+                __file__,
+                "--measured",
+                str(rollouts),
+                str(go),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         output = []
-        for line in proc.stdout:  # type: ignore[union-attr]
+        assert proc.stdout is not None  # stdout=PIPE
+        for line in proc.stdout:
             output.append(line)
             if line.startswith("READY"):
                 subprocess.run(["callgrind_control", "--instr=on", str(proc.pid)], check=True, capture_output=True)

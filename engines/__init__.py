@@ -4,7 +4,7 @@ Users pick one with a spec string through `rollgym.Policy("smollm2-135m")` (engi
 `make_engine(spec)` builds the engine alone. Heavy engines (torch, vLLM, openai) are imported only when built.
 """
 
-from rollgym.engines.base import Engine, FinishReason, Generation, SamplingParams, GenerationTimings
+from rollgym.engines.base import Engine, FinishReason, Generation, GenerationTimings, SamplingParams
 from rollgym.engines.chat import ChatEngine, ChatGeneration, ChatUsage
 from rollgym.engines.errors import (
     BadRequestError,
@@ -21,8 +21,26 @@ from rollgym.engines.errors import (
 from rollgym.engines.registry import available_engines, make_engine, register_alias, register_engine
 
 __all__ = [
-    "BadRequestError", "ChatEngine", "ChatGeneration", "ChatUsage", "ContextOverflowError", "Engine", "EngineError",
-    "EngineTimeoutError", "EngineUnavailableError", "FinishReason", "Generation", "InvalidOutputError",
-    "ModelUnavailableError", "SamplingParams", "ServerError", "GenerationTimings", "UnknownEngineError", "UnreachableError",
-    "available_engines", "make_engine", "register_alias", "register_engine",
+    "BadRequestError",
+    "ChatEngine",
+    "ChatGeneration",
+    "ChatUsage",
+    "ContextOverflowError",
+    "Engine",
+    "EngineError",
+    "EngineTimeoutError",
+    "EngineUnavailableError",
+    "FinishReason",
+    "Generation",
+    "InvalidOutputError",
+    "ModelUnavailableError",
+    "SamplingParams",
+    "ServerError",
+    "GenerationTimings",
+    "UnknownEngineError",
+    "UnreachableError",
+    "available_engines",
+    "make_engine",
+    "register_alias",
+    "register_engine",
 ]

@@ -9,7 +9,8 @@ truncated importance sampling compares with the trainer's recomputation (hugging
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,12 +29,14 @@ class SamplingParams(BoundaryModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    temperature: float = Field(1.0, ge=0.0, description="0 means greedy decoding")
-    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus mass kept; 1 means off")
-    top_k: int = Field(0, ge=0, description="keep the k most likely tokens; 0 means off")
-    max_tokens: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="most tokens to generate, stop token included")
+    temperature: float = Field(default=1.0, ge=0.0, description="0 means greedy decoding")
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="nucleus mass kept; 1 means off")
+    top_k: int = Field(default=0, ge=0, description="keep the k most likely tokens; 0 means off")
+    max_tokens: int = Field(
+        default=DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="most tokens to generate, stop token included"
+    )
     stop_token_ids: list[int] = Field(default_factory=list, description="extra ids that end the completion")
-    seed: int | None = Field(None, ge=0, lt=2**63, description="makes sampling reproducible per request")
+    seed: int | None = Field(default=None, ge=0, lt=2**63, description="makes sampling reproducible per request")
 
 
 class GenerationTimings(BaseModel):
@@ -41,8 +44,8 @@ class GenerationTimings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    queued_s: float = Field(0.0, ge=0.0, description="waiting for a batch slot or a connection")
-    generate_s: float = Field(0.0, ge=0.0, description="prefill + decode (or the HTTP round trip)")
+    queued_s: float = Field(default=0.0, ge=0.0, description="waiting for a batch slot or a connection")
+    generate_s: float = Field(default=0.0, ge=0.0, description="prefill + decode (or the HTTP round trip)")
 
 
 class Generation(BaseModel):
@@ -53,7 +56,9 @@ class Generation(BaseModel):
     completion_ids: list[int]
     logprobs: list[float]
     finish_reason: FinishReason
-    stop_token_id: int | None = Field(None, description="the id that ended the completion, if any (also last in completion_ids)")
+    stop_token_id: int | None = Field(
+        default=None, description="the id that ended the completion, if any (also last in completion_ids)"
+    )
     prompt_len: int
     timings: GenerationTimings = Field(default_factory=GenerationTimings)
     engine: str

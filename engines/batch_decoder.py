@@ -14,8 +14,9 @@ import random
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -43,7 +44,7 @@ class RowResult:
     generate_s: float
 
 
-_MODEL_LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
+_MODEL_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
 _MODEL_LOCKS_GUARD = threading.Lock()
 
 
@@ -91,9 +92,13 @@ class BatchDecoder:
         return None
 
     def _forward(self, input_ids, attention_mask, position_ids, cache) -> torch.Tensor:
-        kwargs: dict[str, Any] = dict(
-            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, past_key_values=cache, use_cache=True
-        )
+        kwargs: dict[str, Any] = {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "position_ids": position_ids,
+            "past_key_values": cache,
+            "use_cache": True,
+        }
         if self._keep_kwarg:
             kwargs[self._keep_kwarg] = 1
         out = self._model(**kwargs)
@@ -124,7 +129,10 @@ class BatchDecoder:
         generators = [self._generator(r.sampling.seed) for r in batch]
         stops = [self.eos_token_ids | set(r.sampling.stop_token_ids) for r in batch]
         limits = [
-            min(r.sampling.max_tokens, (self.max_model_len - len(r.prompt)) if self.max_model_len else r.sampling.max_tokens)
+            min(
+                r.sampling.max_tokens,
+                (self.max_model_len - len(r.prompt)) if self.max_model_len else r.sampling.max_tokens,
+            )
             for r in batch
         ]
 
@@ -171,4 +179,4 @@ class BatchDecoder:
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
             last_pos = last_pos + 1
             logits = self._forward(next_ids, mask, last_pos, cache)
-        return [d for d in done]  # type: ignore[misc]
+        return list(done)  # type: ignore[misc]  # the loop ends only once every row has its RowResult (no None left)

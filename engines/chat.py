@@ -7,11 +7,12 @@ adapter, which refuses such data for training) branch on that flag.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rollgym.engines.base import SamplingParams, GenerationTimings
+from rollgym.engines.base import GenerationTimings, SamplingParams
 
 ChatFinishReason = Literal["stop", "length", "tool_calls", "content_filter", "function_call", "abort"]
 
@@ -49,7 +50,10 @@ class ChatEngine(Protocol):
     token_exact: bool
 
     async def chat(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None, sampling: SamplingParams | None = None
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        sampling: SamplingParams | None = None,
     ) -> ChatGeneration:
         """Sample one assistant message; raise an `EngineError` on any failure."""
         ...

@@ -89,10 +89,10 @@ def smollm2_dir() -> Path:
         model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         # Drop the leftover GGUF quantization state: the weights are already de-quantized fp32.
         if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.hf_quantizer = None
-        model.is_quantized = False
-        model.quantization_method = None
+            del model.config.quantization_config  # pyright: ignore[reportAttributeAccessIssue]  # transformers sets it per model, PreTrainedConfig does not declare it
+        model.hf_quantizer = None  # pyright: ignore[reportArgumentType]  # torch types Module.__setattr__ for tensors and modules only; transformers sets these plain attributes
+        model.is_quantized = False  # pyright: ignore[reportArgumentType]  # as above: a plain attribute of transformers' models
+        model.quantization_method = None  # pyright: ignore[reportArgumentType]  # as above: a plain attribute of transformers' models
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL}-", dir=out.parent))
         model.save_pretrained(tmp)
@@ -130,7 +130,7 @@ def resolve_model_dir(name_or_path: str) -> Path:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(repo_id=name_or_path, local_files_only=True))
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure of the cache lookup means: not cached
         pass
     offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
     how = (
@@ -146,7 +146,7 @@ def resolve_model_dir(name_or_path: str) -> Path:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(repo_id=name_or_path))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any hub failure becomes ModelUnavailableError, naming it
         raise ModelUnavailableError(
             f"'{name_or_path}' is not a local directory and could not be fetched from the Hugging Face hub "
             f"({type(exc).__name__}: {str(exc)[:200]}): {how}"

@@ -116,7 +116,7 @@ class RetryingJsonClient:
             except aiohttp.ConnectionTimeoutError as exc:
                 last = f"connect timeout ({exc!r})"
                 continue
-            except (asyncio.TimeoutError, aiohttp.ServerTimeoutError):
+            except (TimeoutError, aiohttp.ServerTimeoutError):
                 raise EngineTimeoutError(
                     f"{self.owner}: no answer from {url} within the timeout ({self._timeout.total} s); "
                     "raise timeout_s for long generations"

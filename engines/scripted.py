@@ -8,7 +8,7 @@ through the same validation every engine uses.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from rollgym.engines.base import Generation, SamplingParams
 from rollgym.engines.errors import EngineError
@@ -23,8 +23,15 @@ class ScriptedEngine:
     name = "scripted"
     token_exact = True
 
-    def __init__(self, script: Sequence[Sequence[int]] | Policy, *, model: str = "scripted", max_model_len: int | None = None,
-                 logprob: float = -0.5, delay_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        script: Sequence[Sequence[int]] | Policy,
+        *,
+        model: str = "scripted",
+        max_model_len: int | None = None,
+        logprob: float = -0.5,
+        delay_s: float = 0.0,
+    ) -> None:
         self._policy = script if callable(script) else None
         self._queue = None if callable(script) else [list(c) for c in script]
         self.model, self.max_model_len, self.logprob, self.delay_s = model, max_model_len, logprob, delay_s
@@ -54,9 +61,16 @@ class ScriptedEngine:
         else:
             if len(out) < sampling.max_tokens:
                 finish = "stop"  # the script ended: a completion that stopped without a stop id
-        return checked_generation(engine=self.name, model=self.model, sampling=sampling, completion_ids=out,
-                                  logprobs=[self.logprob] * len(out), finish_reason=finish, stop_token_id=stop_id,
-                                  prompt_ids=prompt)
+        return checked_generation(
+            engine=self.name,
+            model=self.model,
+            sampling=sampling,
+            completion_ids=out,
+            logprobs=[self.logprob] * len(out),
+            finish_reason=finish,
+            stop_token_id=stop_id,
+            prompt_ids=prompt,
+        )
 
     async def aclose(self) -> None:
         return None

@@ -20,19 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import torch
 
-from rollgym.engines.base import Generation, SamplingParams, GenerationTimings
+from rollgym.engines.base import Generation, GenerationTimings, SamplingParams
 from rollgym.engines.batch_decoder import BatchDecoder, DecodeRow
 from rollgym.engines.default_model import DEFAULT_MODEL, resolve_model_dir
-from rollgym.errors import UsageError
-
 from rollgym.engines.errors import EngineError, ModelUnavailableError
 from rollgym.engines.validation import checked_generation, validate_prompt
+from rollgym.errors import UsageError
 
 
 @dataclass
@@ -87,7 +87,7 @@ class TransformersEngine:
                     "(config.json, weights, tokenizer files) of a text-generation model"
                 ) from None
             if device is not None:
-                self._model.to(device)
+                self._model.to(device)  # pyright: ignore[reportArgumentType]  # transformers wraps `to` in functools.wraps(Module.to): pyright then binds `device` to `self`
             self._model.eval()
             self.model = model_name or str(model)
         else:
@@ -121,11 +121,14 @@ class TransformersEngine:
         if self._closed:
             raise EngineError(f"{self.name}: the engine is closed")
         sampling = sampling or SamplingParams()
-        prompt = validate_prompt(prompt_ids, max_model_len=self.max_model_len, vocab_size=self.vocab_size, engine=self.name)
+        prompt = validate_prompt(
+            prompt_ids, max_model_len=self.max_model_len, vocab_size=self.vocab_size, engine=self.name
+        )
         loop = asyncio.get_running_loop()
         request = _Request(prompt, sampling, loop.create_future())
         self._pending.append(request)
         self._ensure_batcher()
+        assert self._wake is not None  # _ensure_batcher made it
         self._wake.set()
         return await request.future
 
@@ -159,8 +162,10 @@ class TransformersEngine:
     async def _run_batches(self) -> None:
         while not self._closed:
             if not self._pending:
-                self._wake.clear()
-                await self._wake.wait()
+                wake = self._wake
+                assert wake is not None  # _ensure_batcher makes it before it starts this task
+                wake.clear()
+                await wake.wait()
                 continue
             batch = [r for r in self._pending[: self.max_batch_size] if not r.future.done()]
             del self._pending[: self.max_batch_size]
@@ -173,13 +178,13 @@ class TransformersEngine:
             try:
                 rows = [DecodeRow(r.prompt, r.sampling, r.future.cancelled) for r in batch]
                 results = await asyncio.to_thread(self._decoder.run, rows)
-            except Exception as exc:  # the whole batch failed: every caller gets the error
+            except Exception as exc:  # noqa: BLE001 - the whole batch failed: every caller gets the error
                 err = exc if isinstance(exc, EngineError) else EngineError(f"{self.name}: generation failed: {exc!r}")
                 for r in batch:
                     if not r.future.done():
                         r.future.set_exception(err)
                 continue
-            for r, res in zip(batch, results):
+            for r, res in zip(batch, results, strict=True):
                 if r.future.done():
                     continue
                 try:
@@ -198,5 +203,3 @@ class TransformersEngine:
                     r.future.set_exception(exc)
                 else:
                     r.future.set_result(gen)
-
-

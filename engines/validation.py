@@ -10,7 +10,8 @@ import math
 import operator
 import sys
 from array import array
-from typing import Sequence
+from collections.abc import Sequence
+from typing import TypeGuard
 
 from rollgym.engines.base import Generation, SamplingParams
 from rollgym.engines.errors import BadRequestError, ContextOverflowError, InvalidOutputError
@@ -37,8 +38,10 @@ def validate_prompt(
     if not ids:
         raise BadRequestError(f"{engine}: the prompt is empty; pass at least one token id")
     if vocab_size is not None and max(ids) >= vocab_size:
-        raise BadRequestError(f"{engine}: token ids must be >= 0 and < vocab size {vocab_size}; "
-                              f"got {[t for t in ids if t >= vocab_size][:5]}")
+        raise BadRequestError(
+            f"{engine}: token ids must be >= 0 and < vocab size {vocab_size}; "
+            f"got {[t for t in ids if t >= vocab_size][:5]}"
+        )
     check_context(len(ids), max_model_len=max_model_len, engine=engine)
     return ids
 
@@ -71,11 +74,16 @@ def check_context(prompt_len: int, *, max_model_len: int | None, engine: str = "
         )
 
 
+def _all_numbers(logprobs: Sequence[float | None]) -> TypeGuard[Sequence[float]]:
+    """True when every logprob is a plain float or int (so none is None)."""
+    return set(map(type, logprobs)) <= {float, int}
+
+
 def _all_finite_logprobs(logprobs: Sequence[float | None]) -> bool:
     """True when every logprob is a finite number <= 0 (+slack); a C-speed check for the common case."""
     if not logprobs:
         return True
-    if not set(map(type, logprobs)) <= {float, int}:
+    if not _all_numbers(logprobs):
         return False
     return math.isfinite(sum(logprobs)) and max(logprobs) <= _LOGPROB_SLACK
 
@@ -109,11 +117,16 @@ def validate_output(
     if finish_reason not in ("stop", "length", "abort"):
         raise InvalidOutputError(f"{engine}: unknown finish_reason {finish_reason!r} (expected stop, length or abort)")
     if len(completion_ids) > sampling.max_tokens:
-        raise InvalidOutputError(f"{engine}: {len(completion_ids)} tokens returned but max_tokens was {sampling.max_tokens}")
+        raise InvalidOutputError(
+            f"{engine}: {len(completion_ids)} tokens returned but max_tokens was {sampling.max_tokens}"
+        )
     if not completion_ids and finish_reason != "abort":
         raise InvalidOutputError(f"{engine}: no tokens returned but finish_reason is {finish_reason!r}")
     if echoed_prompt is not None and sent_prompt is not None and list(echoed_prompt) != list(sent_prompt):
-        first = next((i for i, (a, b) in enumerate(zip(echoed_prompt, sent_prompt)) if a != b), min(len(echoed_prompt), len(sent_prompt)))
+        first = next(
+            (i for i, (a, b) in enumerate(zip(echoed_prompt, sent_prompt, strict=False)) if a != b),
+            min(len(echoed_prompt), len(sent_prompt)),
+        )
         raise InvalidOutputError(
             f"{engine}: the prompt the engine echoed differs from the one sent (first difference at position {first}; "
             f"sent {len(sent_prompt)} ids, echoed {len(echoed_prompt)}); the completion would be aligned to the wrong context"
@@ -147,8 +160,8 @@ def checked_generation(
         raise InvalidOutputError(f"{engine}: stop token {stop_token_id} is not the last completion id")
     return Generation(
         completion_ids=list(completion_ids),
-        logprobs=[float(x) for x in logprobs],  # type: ignore[arg-type]
-        finish_reason=finish_reason,  # type: ignore[arg-type]
+        logprobs=[float(x) for x in logprobs],  # type: ignore[arg-type]  # validate_output above rejected every None
+        finish_reason=finish_reason,  # type: ignore[arg-type]  # validate_output above rejected all but stop/length/abort
         stop_token_id=stop_token_id,
         prompt_len=len(prompt_ids),
         engine=engine,

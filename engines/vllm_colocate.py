@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from rollgym.engines.base import Generation, SamplingParams, GenerationTimings
-from rollgym.engines.vllm_inprocess import generation_from_output, sampling_kwargs
+from rollgym.engines.base import Generation, GenerationTimings, SamplingParams
 from rollgym.engines.validation import validate_prompt
+from rollgym.engines.vllm_inprocess import generation_from_output, sampling_kwargs
 
 
 class VLLMColocateEngine:
@@ -26,7 +27,9 @@ class VLLMColocateEngine:
     name = "vllm-colocate"
     token_exact = True
 
-    def __init__(self, llm: Any, *, model: str | None = None, max_model_len: int | None = None, sampling_cls: Any = None) -> None:
+    def __init__(
+        self, llm: Any, *, model: str | None = None, max_model_len: int | None = None, sampling_cls: Any = None
+    ) -> None:
         self.llm = llm
         config = getattr(getattr(llm, "llm_engine", None), "model_config", None)
         self.model = model or str(getattr(config, "model", "") or "vllm")
@@ -38,7 +41,7 @@ class VLLMColocateEngine:
     def _vllm_sampling(self, sampling: SamplingParams) -> Any:
         cls = self._sampling_cls
         if cls is None:
-            from vllm import SamplingParams as cls  # imported only when used
+            from vllm import SamplingParams as cls  # pyright: ignore[reportMissingImports]  # imported only when used; vLLM lives in its own venv (.ci/vllm-up)
         return cls(**sampling_kwargs(sampling))
 
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams | None = None) -> Generation:
@@ -57,21 +60,28 @@ class VLLMColocateEngine:
             started = time.perf_counter()
             try:
                 outputs = await asyncio.to_thread(
-                    self.llm.generate, [{"prompt_token_ids": p} for p, _, _, _ in batch],
-                    sampling_params=[self._vllm_sampling(s) for _, s, _, _ in batch], use_tqdm=False)
-            except Exception as exc:
+                    self.llm.generate,
+                    [{"prompt_token_ids": p} for p, _, _, _ in batch],
+                    sampling_params=[self._vllm_sampling(s) for _, s, _, _ in batch],
+                    use_tqdm=False,
+                )
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
                 for _, _, fut, _ in batch:
                     if not fut.done():
                         fut.set_exception(exc)
                 continue
             took = time.perf_counter() - started
-            for (prompt, sampling, fut, queued), out in zip(batch, outputs):
+            for (prompt, sampling, fut, queued), out in zip(batch, outputs, strict=True):
                 if fut.done():
                     continue
                 try:
                     timings = GenerationTimings(queued_s=started - queued, generate_s=took)
-                    fut.set_result(generation_from_output(out, prompt, sampling, model=self.model, timings=timings, engine=self.name))
-                except Exception as exc:
+                    fut.set_result(
+                        generation_from_output(
+                            out, prompt, sampling, model=self.model, timings=timings, engine=self.name
+                        )
+                    )
+                except Exception as exc:  # noqa: BLE001 - handed to the waiting caller
                     fut.set_exception(exc)
 
     async def aclose(self) -> None:

@@ -23,14 +23,21 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from rollgym.engines.base import Generation, SamplingParams, GenerationTimings
-from rollgym.errors import UsageError
-
-from rollgym.engines.errors import (BadRequestError, ContextOverflowError, EngineError, EngineUnavailableError, InvalidOutputError, ServerError,
-                     is_context_overflow)
+from rollgym.engines.base import Generation, GenerationTimings, SamplingParams
+from rollgym.engines.errors import (
+    BadRequestError,
+    ContextOverflowError,
+    EngineError,
+    EngineUnavailableError,
+    InvalidOutputError,
+    ServerError,
+    is_context_overflow,
+)
 from rollgym.engines.validation import check_context, checked_generation, validate_prompt
+from rollgym.errors import UsageError
 
 LOGPROBS_MODE = "processed_logprobs"
 CPU_DEFAULTS = {"dtype": "float32", "enforce_eager": True, "enable_chunked_prefill": False}
@@ -54,7 +61,13 @@ def sampling_kwargs(sampling: SamplingParams) -> dict[str, Any]:
 
 
 def generation_from_output(
-    output: Any, prompt: list[int], sampling: SamplingParams, *, model: str, timings: GenerationTimings, engine: str = "vllm"
+    output: Any,
+    prompt: list[int],
+    sampling: SamplingParams,
+    *,
+    model: str,
+    timings: GenerationTimings,
+    engine: str = "vllm",
 ) -> Generation:
     """Convert a final vLLM `RequestOutput` into a validated `Generation`."""
     if not getattr(output, "outputs", None):
@@ -65,9 +78,11 @@ def generation_from_output(
         raise InvalidOutputError(f"{engine}: no logprobs in the output although logprobs=0 was requested")
     steps = list(completion.logprobs)
     if len(steps) != len(ids):
-        raise InvalidOutputError(f"{engine}: {len(ids)} completion ids but {len(steps)} logprobs; they must pair one to one")
+        raise InvalidOutputError(
+            f"{engine}: {len(ids)} completion ids but {len(steps)} logprobs; they must pair one to one"
+        )
     logprobs: list[float | None] = []
-    for position, (token, step) in enumerate(zip(ids, steps)):
+    for position, (token, step) in enumerate(zip(ids, steps, strict=True)):
         entry = step.get(token) if step is not None else None
         if entry is None:
             raise InvalidOutputError(f"{engine}: no logprob for sampled token {token} at position {position}")
@@ -96,12 +111,12 @@ def generation_from_output(
 
 def _import_vllm():
     try:
-        import vllm  # noqa: F401
-        from vllm import SamplingParams as VllmSamplingParams
-        from vllm import TokensPrompt
-        from vllm.engine.arg_utils import AsyncEngineArgs
-        from vllm.sampling_params import RequestOutputKind
-        from vllm.v1.engine.async_llm import AsyncLLM
+        import vllm  # noqa: F401 - vLLM's own import-time checks run first  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
+        from vllm import SamplingParams as VllmSamplingParams  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
+        from vllm import TokensPrompt  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
+        from vllm.engine.arg_utils import AsyncEngineArgs  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
+        from vllm.sampling_params import RequestOutputKind  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
+        from vllm.v1.engine.async_llm import AsyncLLM  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
     except ImportError as exc:
         raise EngineUnavailableError(
             "the in-process vLLM engine needs vLLM in this Python: `pip install vllm` (GPU), or on a CPU the venv "
@@ -114,7 +129,7 @@ def _import_vllm():
 def vllm_on_cpu() -> bool:
     """Whether the installed vLLM runs on its CPU platform (False when vLLM is absent)."""
     try:
-        from vllm.platforms import current_platform
+        from vllm.platforms import current_platform  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
     except ImportError:
         return False
     return bool(current_platform.is_cpu())
@@ -165,8 +180,10 @@ class VLLMEngine:
             try:
                 args = AsyncEngineArgs(**self.engine_args())
             except TypeError as exc:
-                raise BadRequestError(f"{self.name}: vLLM's AsyncEngineArgs refused the engine arguments "
-                                      f"{sorted(self._engine_args)}: {exc}") from None
+                raise BadRequestError(
+                    f"{self.name}: vLLM's AsyncEngineArgs refused the engine arguments "
+                    f"{sorted(self._engine_args)}: {exc}"
+                ) from None
             self._llm = AsyncLLM.from_engine_args(args)
             self.max_model_len = int(self._llm.model_config.max_model_len)
 
@@ -176,12 +193,16 @@ class VLLMEngine:
         prompt = validate_prompt(prompt_ids, max_model_len=self.max_model_len, engine=self.name)
         self._start()
         check_context(len(prompt), max_model_len=self.max_model_len, engine=self.name)
-        _, _, VllmSamplingParams, TokensPrompt, RequestOutputKind = self._vllm  # type: ignore[misc]
+        vllm_classes = self._vllm
+        assert vllm_classes is not None  # _start() imported them
+        _, _, VllmSamplingParams, TokensPrompt, RequestOutputKind = vllm_classes
         params = VllmSamplingParams(**sampling_kwargs(sampling), output_kind=RequestOutputKind.FINAL_ONLY)
         started = time.perf_counter()
         final = None
         try:
-            async for output in self._llm.generate(TokensPrompt(prompt_token_ids=prompt), params, f"rollgym-{uuid.uuid4().hex}"):
+            async for output in self._llm.generate(
+                TokensPrompt(prompt_token_ids=prompt), params, f"rollgym-{uuid.uuid4().hex}"
+            ):
                 final = output
         except (asyncio.CancelledError, EngineError):
             raise
@@ -193,7 +214,11 @@ class VLLMEngine:
         if final is None:
             raise InvalidOutputError(f"{self.name}: vLLM returned no output")
         return generation_from_output(
-            final, prompt, sampling, model=self.model, engine=self.name,
+            final,
+            prompt,
+            sampling,
+            model=self.model,
+            engine=self.name,
             timings=GenerationTimings(queued_s=0.0, generate_s=time.perf_counter() - started),
         )
 

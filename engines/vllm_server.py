@@ -37,13 +37,19 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rollgym.engines.base import Generation, SamplingParams, GenerationTimings
+from rollgym.engines.base import Generation, GenerationTimings, SamplingParams
 from rollgym.engines.errors import BadRequestError, InvalidOutputError, ServerError
-from rollgym.engines.http_client import DEFAULT_BACKOFF_S, DEFAULT_MAX_BACKOFF_S, DEFAULT_MAX_RETRIES, RetryingJsonClient
+from rollgym.engines.http_client import (
+    DEFAULT_BACKOFF_S,
+    DEFAULT_MAX_BACKOFF_S,
+    DEFAULT_MAX_RETRIES,
+    RetryingJsonClient,
+)
 from rollgym.engines.validation import check_context, checked_generation, validate_prompt
 
 _SERVER_FLAG_HINT = "vllm serve MODEL --logprobs-mode processed_logprobs"
@@ -130,7 +136,9 @@ class VLLMServerEngine:
             started = time.perf_counter()
             raw = await self._http.request("POST", "/completions", body)
         done = time.perf_counter()
-        return self.parse_response(raw, prompt, sampling, GenerationTimings(queued_s=started - enqueued, generate_s=done - started))
+        return self.parse_response(
+            raw, prompt, sampling, GenerationTimings(queued_s=started - enqueued, generate_s=done - started)
+        )
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -162,7 +170,9 @@ class VLLMServerEngine:
             body["seed"] = sampling.seed
         return body
 
-    def parse_response(self, raw: Any, prompt: list[int], sampling: SamplingParams, timings: GenerationTimings) -> Generation:
+    def parse_response(
+        self, raw: Any, prompt: list[int], sampling: SamplingParams, timings: GenerationTimings
+    ) -> Generation:
         """Turn vLLM's completion response into a validated `Generation`."""
         try:
             response = _CompletionResponse.model_validate(raw)
@@ -217,7 +227,9 @@ class VLLMServerEngine:
                     raise InvalidOutputError(f"{self.name}: {self.base_url}/models lists no model")
                 self.model = served[0]
             elif self.model not in served:
-                raise BadRequestError(f"{self.name}: the server at {self.base_url} does not serve {self.model!r}; it serves {served}")
+                raise BadRequestError(
+                    f"{self.name}: the server at {self.base_url} does not serve {self.model!r}; it serves {served}"
+                )
             card = next(c for c in cards if c.get("id") == self.model)
             if self.max_model_len is None and isinstance(card.get("max_model_len"), int):
                 self.max_model_len = card["max_model_len"]

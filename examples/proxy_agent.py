@@ -1,4 +1,5 @@
 """(e) An agent that only speaks the OpenAI API (here the openai client itself), recorded token-exact."""
+
 import asyncio
 
 import openai
@@ -10,7 +11,8 @@ async def main() -> None:
     async with rg.RecordingProxy("smollm2-135m") as proxy:
         session = proxy.session(task_id="hello")  # give the agent session.base_url as its OpenAI base URL
         client = openai.AsyncOpenAI(base_url=session.base_url, api_key="unused")
-        await client.chat.completions.create(model="rollgym", messages=[{"role": "user", "content": "Say hi."}], max_tokens=16)
+        hello = [{"role": "user", "content": "Say hi."}]
+        await client.chat.completions.create(model="rollgym", messages=hello, max_tokens=16)
     [rollout] = session.rollouts()  # one token-exact Rollout per segment of the conversation
     print(rollout.messages()[-1]["content"], rollout.token_view()["completion_ids"])
 

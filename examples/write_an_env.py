@@ -1,11 +1,16 @@
-"""(d) Writing an environment: typed tools, a reward, registered and checked like any gymnasium env."""
+"""(d) Writing an environment: typed tools, a reward, its own tasks, registered and checked like any gymnasium env."""
+
 import rollgym as rg
 
 
 class Shout(rg.Env):
+    @classmethod
+    def default_tasks(cls, n, seed=0):  # a reset that names no task takes default_tasks(1, seed)
+        return [{"task_id": f"shout-{seed}-{i}", "word": ["hello", "token", "exact"][(seed + i) % 3]} for i in range(n)]
+
     async def setup(self, task):
-        self.word, self.said = (task or {}).get("word", "hello"), None
-        return [{"role": "user", "content": f"Call shout with the word {self.word!r}."}], {"task_id": self.word}
+        self.word, self.said = task["word"], None
+        return [{"role": "user", "content": f"Call shout with the word {self.word!r}."}], {"task_id": task["task_id"]}
 
     @rg.tool
     def shout(self, word: str) -> str:

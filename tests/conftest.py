@@ -11,9 +11,8 @@ import shutil
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import pytest  # noqa: E402
-
-from support import TEMPLATES, VOCABS, paired_tokenizer  # noqa: E402
+import pytest
+from support import TEMPLATES, VOCABS, paired_tokenizer
 
 
 @pytest.fixture(scope="session")
@@ -123,8 +122,11 @@ def real_vllm(vllm_venv, tmp_path_factory):
     from rollgym.engines.default_model import smollm2_dir
 
     if os.environ.get("ROLLGYM_TEST_VLLM_URL"):
-        yield vllm_support.RealVLLM(os.environ["ROLLGYM_TEST_VLLM_URL"].rstrip("/") + "/v1", str(smollm2_dir()),
-                                    tmp_path_factory.mktemp("vllm-run"))
+        yield vllm_support.RealVLLM(
+            os.environ["ROLLGYM_TEST_VLLM_URL"].rstrip("/") + "/v1",
+            str(smollm2_dir()),
+            tmp_path_factory.mktemp("vllm-run"),
+        )
         return
     server = vllm_support.start_server(str(smollm2_dir()), tmp_path_factory.mktemp("vllm-run"))
     try:

@@ -4,6 +4,7 @@ so Ray actors need not import the tests (in CI rollgym itself is installed, the 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -24,8 +25,10 @@ class Solver:
     def __init__(self, tok):
         self.tok = tok
         self.add = self._call('{"name": "add", "arguments": {"a": 1, "b": 2}}')
-        self.submit = {t["question"]: self._call('{"name": "submit", "arguments": {"answer": %d}}' % t["answer"])
-                       for t in TASKS}
+        self.submit = {
+            t["question"]: self._call(json.dumps({"name": "submit", "arguments": {"answer": t["answer"]}}))
+            for t in TASKS
+        }
 
     def _call(self, body: str) -> list[int]:
         return self.tok.encode(f"<tool_call>\n{body}\n</tool_call>") + [self.tok.end_of_turn_id]
@@ -40,7 +43,9 @@ class AlwaysCall:
     """Every turn: call `tool` without arguments."""
 
     def __init__(self, tok, tool: str):
-        self.ids = tok.encode('<tool_call>\n{"name": "%s", "arguments": {}}\n</tool_call>' % tool) + [tok.end_of_turn_id]
+        self.ids = tok.encode(f'<tool_call>\n{{"name": "{tool}", "arguments": {{}}}}\n</tool_call>') + [
+            tok.end_of_turn_id
+        ]
 
     def __call__(self, prompt, sampling):
         return self.ids
@@ -91,8 +96,9 @@ class SandboxedEnv(CalculatorEnv):
         super().__init__()
         from rollgym.envs.sandbox import SandboxConfig
 
-        self.config = SandboxConfig(image=image, docker_host=hosts, max_per_host=cap, run_id=run_id,
-                                    task_id="ledger", use_runner=False)
+        self.config = SandboxConfig(
+            image=image, docker_host=hosts, max_per_host=cap, run_id=run_id, task_id="ledger", use_runner=False
+        )
         self.sandbox = None
 
     async def setup(self, task):

@@ -13,15 +13,52 @@ VOCABS = ["smollm2", "qwen"]
 #: the ones it lacks, as a model fine-tuned on that template would.
 TEMPLATE_SPECIALS = {
     "qwen2_5": ["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
-    "qwen3": ["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
-              "<think>", "</think>"],
-    "qwen3_5_think": ["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
-                      "</tool_response>", "<think>", "</think>"],
-    "llama3_1": ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>",
-                 "<|python_tag|>"],
-    "glm4moe": ["[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>", "<think>",
-                "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>",
-                "</arg_key>", "<arg_value>", "</arg_value>"],
+    "qwen3": [
+        "<|im_start|>",
+        "<|im_end|>",
+        "<tool_call>",
+        "</tool_call>",
+        "<tool_response>",
+        "</tool_response>",
+        "<think>",
+        "</think>",
+    ],
+    "qwen3_5_think": [
+        "<|im_start|>",
+        "<|im_end|>",
+        "<tool_call>",
+        "</tool_call>",
+        "<tool_response>",
+        "</tool_response>",
+        "<think>",
+        "</think>",
+    ],
+    "llama3_1": [
+        "<|begin_of_text|>",
+        "<|start_header_id|>",
+        "<|end_header_id|>",
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "<|python_tag|>",
+    ],
+    "glm4moe": [
+        "[gMASK]",
+        "<sop>",
+        "<|system|>",
+        "<|user|>",
+        "<|assistant|>",
+        "<|observation|>",
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        "</tool_call>",
+        "<tool_response>",
+        "</tool_response>",
+        "<arg_key>",
+        "</arg_key>",
+        "<arg_value>",
+        "</arg_value>",
+    ],
     "gemma3": ["<bos>", "<start_of_turn>", "<end_of_turn>"],
 }
 
@@ -46,5 +83,3 @@ def paired_tokenizer(hf, template: str, add_specials: bool = True):
             tok.bos_token = "<|begin_of_text|>"
     tok.chat_template = template_text(template)
     return tok
-
-

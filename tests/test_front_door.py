@@ -13,8 +13,24 @@ import pytest
 import rollgym as rg
 from rollgym.errors import RollgymError
 
-REQUIRED = {"Policy", "rollout", "run_rollouts", "generate", "make", "register", "Env", "tool", "check_env", "Limits",
-            "SamplingParams", "Rollout", "RecordingProxy", "make_rollout_func", "RollgymError", "__version__"}
+REQUIRED = {
+    "Policy",
+    "rollout",
+    "run_rollouts",
+    "generate",
+    "make",
+    "register",
+    "Env",
+    "tool",
+    "check_env",
+    "Limits",
+    "SamplingParams",
+    "Rollout",
+    "RecordingProxy",
+    "make_rollout_func",
+    "RollgymError",
+    "__version__",
+}
 
 
 def test_the_namespace_names_the_public_api():
@@ -23,22 +39,29 @@ def test_the_namespace_names_the_public_api():
         assert getattr(rg, name) is not None, name
     assert rg.register is importlib.import_module("rollgym.envs").register_env
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        rg.nope  # noqa: B018
+        rg.nope  # noqa: B018 - the attribute lookup is what raises
 
 
 def test_import_is_lazy_and_never_imports_torch():
-    code = ("import sys, time; t = time.perf_counter(); import rollgym as rg; d = time.perf_counter() - t; "
-            "print(d, 'torch' in sys.modules, 'rollgym.rollouts' in sys.modules, 'transformers' in sys.modules)")
-    seconds, torch, rollouts, transformers = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                                            check=True).stdout.split()
+    code = (
+        "import sys, time; t = time.perf_counter(); import rollgym as rg; d = time.perf_counter() - t; "
+        "print(d, 'torch' in sys.modules, 'rollgym.rollouts' in sys.modules, 'transformers' in sys.modules)"
+    )
+    seconds, torch, rollouts, transformers = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert (torch, rollouts, transformers) == ("False", "False", "False")
     print(f"import rollgym: {float(seconds) * 1000:.1f} ms")  # the figure is benchmarks' job; the laziness is ours
 
 
 def test_python_dash_m_rollgym_is_the_cli():
-    out = subprocess.run([sys.executable, "-m", "rollgym", "version"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "rollgym", "version"], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == rg.__version__
-    helps = subprocess.run([sys.executable, "-m", "rollgym", "--help"], capture_output=True, text=True, check=True).stdout
+    helps = subprocess.run(
+        [sys.executable, "-m", "rollgym", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert "generate" in helps and "proxy" in helps
 
 
@@ -56,8 +79,12 @@ def test_every_exception_rollgym_defines_is_a_rollgym_error():
     strays = []
     for module in _all_modules():
         for name, obj in vars(module).items():
-            if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == module.__name__ \
-                    and not name.startswith("_"):  # private control flow (the loop's `_Stop`) never escapes
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BaseException)
+                and obj.__module__ == module.__name__
+                and not name.startswith("_")
+            ):  # private control flow (the loop's `_Stop`) never escapes
                 # an interruption (SIGTERM's `Terminated`, a KeyboardInterrupt like Ctrl-C) is not an error
                 if not issubclass(obj, (RollgymError, KeyboardInterrupt)):
                     strays.append(f"{module.__name__}.{name}")
@@ -65,11 +92,11 @@ def test_every_exception_rollgym_defines_is_a_rollgym_error():
 
 
 def test_the_tree_has_the_layer_roots_and_keeps_builtin_bases():
+    from rollgym.engines import BadRequestError, EngineTimeoutError
     from rollgym.envs import InvalidTaskError, UnknownEnvironmentError
     from rollgym.envs.sandbox import SandboxDeadError
-    from rollgym.engines import BadRequestError, EngineTimeoutError
-    from rollgym.rollouts.proxy import APIError
     from rollgym.rollouts.integrations.ray import ClusterLostError, WorkerStartError
+    from rollgym.rollouts.proxy import APIError
     from rollgym.tokenization import CertificationError, InvalidInputError
 
     assert issubclass(SandboxDeadError, rg.SandboxError) and issubclass(rg.SandboxError, rg.EnvError)
@@ -83,24 +110,40 @@ def test_the_tree_has_the_layer_roots_and_keeps_builtin_bases():
 
 
 def test_errors_raised_through_the_front_door_are_rollgym_errors():
-    for bad in (lambda: rg.Policy("no-such-engine:x"), lambda: rg.make("rollgym/Calculater-v0"),
-                lambda: rg.Policy("vllm:http://127.0.0.1:1/v1"), lambda: rg.load_tasks("rollgym/Calculator-v0", "/nope.jsonl"),
-                lambda: rg.Policy(), lambda: rg.Limits(max_turns=0) and None):
+    for bad in (
+        lambda: rg.Policy("no-such-engine:x"),
+        lambda: rg.make("rollgym/Calculater-v0"),
+        lambda: rg.Policy("vllm:http://127.0.0.1:1/v1"),
+        lambda: rg.load_tasks("rollgym/Calculator-v0", "/nope.jsonl"),
+        lambda: rg.Policy(),
+        lambda: rg.Limits(max_turns=0) and None,
+    ):
         with pytest.raises(RollgymError):
             bad()
 
 
-@pytest.mark.parametrize("build, says", [
-    (lambda: rg.Limits(max_turns=0), "Limits(max_turns=0): Input should be greater than or equal to 1"),
-    (lambda: rg.SamplingParams(temperature=-1), "SamplingParams(temperature=-1)"),
-    (lambda: rg.Limits(max_turn=3), "Limits(max_turn=3): Extra inputs are not permitted"),
-    (lambda: __import__("rollgym.envs.sandbox", fromlist=["SandboxConfig"]).SandboxConfig(image="x", pids_limit="many"),
-     "SandboxConfig(pids_limit='many')"),
-    (lambda: __import__("rollgym.rollouts.integrations.ray", fromlist=["RayConfig"]).RayConfig(actors=0),
-     "RayConfig(actors=0)"),
-    (lambda: __import__("rollgym.rollouts.proxy", fromlist=["ProxySettings"]).ProxySettings(truncation="cut"),
-     "ProxySettings(truncation='cut')"),
-])
+@pytest.mark.parametrize(
+    "build, says",
+    [
+        (lambda: rg.Limits(max_turns=0), "Limits(max_turns=0): Input should be greater than or equal to 1"),
+        (lambda: rg.SamplingParams(temperature=-1), "SamplingParams(temperature=-1)"),
+        (lambda: rg.Limits(max_turn=3), "Limits(max_turn=3): Extra inputs are not permitted"),
+        (
+            lambda: __import__("rollgym.envs.sandbox", fromlist=["SandboxConfig"]).SandboxConfig(
+                image="x", pids_limit="many"
+            ),
+            "SandboxConfig(pids_limit='many')",
+        ),
+        (
+            lambda: __import__("rollgym.rollouts.integrations.ray", fromlist=["RayConfig"]).RayConfig(actors=0),
+            "RayConfig(actors=0)",
+        ),
+        (
+            lambda: __import__("rollgym.rollouts.proxy", fromlist=["ProxySettings"]).ProxySettings(truncation="cut"),
+            "ProxySettings(truncation='cut')",
+        ),
+    ],
+)
 def test_bad_settings_are_usage_errors_naming_the_field_and_the_value(build, says):
     with pytest.raises(rg.UsageError) as info:
         build()

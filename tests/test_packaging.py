@@ -1,5 +1,6 @@
 """The one import package `rollgym` and its subpackages, as installed."""
 
+import ast
 import importlib
 import tomllib
 from pathlib import Path
@@ -8,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_subpackages_import_from_one_package():
-    for name in ("rollgym.tokenization", "rollgym.envs", "rollgym.rollouts"):
+    for name in ("rollgym.tokenization", "rollgym.envs", "rollgym.engines", "rollgym.rollouts"):
         mod = importlib.import_module(name)
         assert mod.__name__ == name
 
@@ -16,7 +17,12 @@ def test_subpackages_import_from_one_package():
 def test_every_source_folder_is_listed_in_pyproject():
     """A folder with an __init__.py that pyproject does not list would vanish from the wheel."""
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    mapping = {"tokenization": "rollgym.tokenization", "envs": "rollgym.envs", "rollouts": "rollgym.rollouts"}
+    mapping = {
+        "tokenization": "rollgym.tokenization",
+        "envs": "rollgym.envs",
+        "engines": "rollgym.engines",
+        "rollouts": "rollgym.rollouts",
+    }
     found = set()
     for top, pkg in mapping.items():
         for init in (ROOT / top).rglob("__init__.py"):
@@ -26,22 +32,26 @@ def test_every_source_folder_is_listed_in_pyproject():
     assert not missing, f"add these to [tool.setuptools] packages and package-dir: {sorted(missing)}"
 
 
-def test_dependencies_go_one_way():
-    """tokenization and envs import nothing of ours but `rollgym.errors` (the root of the error tree)."""
+def test_the_lowest_layers_load_nothing_of_ours_above_the_shared_root():
+    """tokenization, envs and engines import nothing of ours but the shared root (errors, limits, models, version),
+    at run time too (the import contract, tests/test_architecture.py, checks every import statically)."""
     import subprocess
     import sys
 
-    for layer in ("rollgym.tokenization", "rollgym.envs"):
-        code = (f"import sys, {layer}; "
-                f"ours = {{m for m in sys.modules if m.startswith('rollgym.') and not m.startswith('{layer}')}}; "
-                "print(sorted(ours))")
+    root = {"rollgym.errors", "rollgym.limits", "rollgym.models", "rollgym.version"}
+    for layer in ("rollgym.tokenization", "rollgym.envs", "rollgym.engines"):
+        code = (
+            f"import sys, {layer}; "
+            f"ours = {{m for m in sys.modules if m.startswith('rollgym.') and not m.startswith('{layer}')}}; "
+            "print(sorted(ours))"
+        )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-        assert out.strip() == "['rollgym.errors']", (layer, out)
+        assert set(ast.literal_eval(out)) <= root, (layer, out)
 
 
 def test_tests_mirror_the_source_tree():
-    """Each test folder names a source folder (tests/rollouts/engines <-> rollouts/engines ...), except the
-    suites that cross the tree: `examples` and `faults` (the fault suite of issue 17)."""
+    """Each test folder names a source folder (tests/engines <-> engines, tests/rollouts/core <-> rollouts/core ...),
+    except the suites that cross the tree: `examples` and `faults` (the fault suite of issue 17)."""
     folders = {p.relative_to(ROOT / "tests") for p in (ROOT / "tests").rglob("test_*.py")}
     for test_file in folders:
         folder = test_file.parent

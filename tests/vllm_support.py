@@ -65,7 +65,9 @@ def stop_server(server: RealVLLM) -> None:
     _vllm_up("stop", run_dir=server.run_dir, timeout=60)
 
 
-def run_in_vllm_venv(args: list[str], tmp: Path, *, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_in_vllm_venv(
+    args: list[str], tmp: Path, *, timeout: float = 900, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """Run the vLLM venv's python with the rollgym under test importable (a symlink on PYTHONPATH, so the code
     that runs is this checkout's or this installation's, never a stale copy)."""
     import rollgym
@@ -75,10 +77,18 @@ def run_in_vllm_venv(args: list[str], tmp: Path, *, timeout: float = 900, env: d
     link = pkgs / "rollgym"
     if not link.exists():
         link.symlink_to(Path(rollgym.__file__).resolve().parent, target_is_directory=True)
-    full_env = {**os.environ, "PYTHONPATH": str(pkgs), "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
-                "VLLM_CPU_KVCACHE_SPACE": "2", "TOKENIZERS_PARALLELISM": "false", **(env or {})}
-    return subprocess.run(["bash", str(VLLM_UP), "python", *args], capture_output=True, text=True, timeout=timeout,
-                          env=full_env, cwd=tmp)
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": str(pkgs),
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "VLLM_CPU_KVCACHE_SPACE": "2",
+        "TOKENIZERS_PARALLELISM": "false",
+        **(env or {}),
+    }
+    return subprocess.run(
+        ["bash", str(VLLM_UP), "python", *args], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=tmp
+    )
 
 
 def json_result(done: subprocess.CompletedProcess) -> dict:
@@ -87,8 +97,14 @@ def json_result(done: subprocess.CompletedProcess) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def teacher_forced(model, prompt_ids: list[int], completion_ids: list[int], temperature: float = 1.0, top_k: int = 0,
-                   top_p: float = 1.0) -> list[float]:
+def teacher_forced(
+    model,
+    prompt_ids: list[int],
+    completion_ids: list[int],
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+) -> list[float]:
     """float32 logprobs of `completion_ids` after `prompt_ids`, processed as vLLM's processed_logprobs mode does."""
     import torch
 
@@ -96,10 +112,11 @@ def teacher_forced(model, prompt_ids: list[int], completion_ids: list[int], temp
 
     ids = prompt_ids + completion_ids
     with torch.inference_mode():
-        logits = model(input_ids=torch.tensor([ids])).logits[0, len(prompt_ids) - 1:-1].float()
+        logits = model(input_ids=torch.tensor([ids])).logits[0, len(prompt_ids) - 1 : -1].float()
     n = logits.shape[0]
-    lp = processed_logprobs(logits, torch.full((n,), float(temperature)), torch.full((n,), int(top_k)),
-                            torch.full((n,), float(top_p)))
+    lp = processed_logprobs(
+        logits, torch.full((n,), float(temperature)), torch.full((n,), int(top_k)), torch.full((n,), float(top_p))
+    )
     return lp.gather(1, torch.tensor(completion_ids).unsqueeze(1))[:, 0].tolist()
 
 
@@ -109,8 +126,14 @@ def assert_token_exact(rollout, model) -> None:
     view = rollout.token_view()
     assert rollout.token_exact and len(view["completion_ids"]) == len(view["logprobs"]) == len(view["env_mask"])
     s = rollout.sampling or {}
-    reference = teacher_forced(model, view["prompt_ids"], view["completion_ids"], s.get("temperature", 1.0),
-                               s.get("top_k", 0), s.get("top_p", 1.0))
-    sampled = [(lp, ref) for lp, ref, m in zip(view["logprobs"], reference, view["env_mask"]) if m]
+    reference = teacher_forced(
+        model,
+        view["prompt_ids"],
+        view["completion_ids"],
+        s.get("temperature", 1.0),
+        s.get("top_k", 0),
+        s.get("top_p", 1.0),
+    )
+    sampled = [(lp, ref) for lp, ref, m in zip(view["logprobs"], reference, view["env_mask"], strict=True) if m]
     assert sampled and max(abs(lp - ref) for lp, ref in sampled) < 1e-4
-    assert all(lp == 0.0 for lp, m in zip(view["logprobs"], view["env_mask"]) if not m)
+    assert all(lp == 0.0 for lp, m in zip(view["logprobs"], view["env_mask"], strict=True) if not m)

@@ -13,19 +13,45 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rollgym.tokenization.errors import CertificationError, InvalidInputError, TemplateError, TokenizationError, UnsupportedFeatureError
+from rollgym.tokenization.errors import (
+    CertificationError,
+    InvalidInputError,
+    TemplateError,
+    TokenizationError,
+    UnsupportedFeatureError,
+)
 
 ProbeStatus = Literal["pass", "rewrites_history", "noncanonical", "unsupported", "fail"]
 
 TOOLS = [
-    {"type": "function", "function": {
-        "name": "get_weather", "description": "Current weather for a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "metric": {"type": "boolean"}},
-                       "required": ["city"]}}},
-    {"type": "function", "function": {
-        "name": "search", "description": "Search the web.",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"},
-                                                        "filters": {"type": "object"}}, "required": ["query"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "metric": {"type": "boolean"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search the web.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "limit": {"type": "integer"},
+                    "filters": {"type": "object"},
+                },
+                "required": ["query"],
+            },
+        },
+    },
 ]
 
 
@@ -58,49 +84,117 @@ class Probe(BaseModel):
 
 SYS = {"role": "system", "content": "You are a careful assistant."}
 PROBES: list[Probe] = [
-    Probe(name="tool_result", tools=TOOLS, messages=[
-        SYS, {"role": "user", "content": "Weather in Paris?"},
-        _asst(calls=[_call(0, "get_weather", {"city": "Paris", "metric": True})]),
-        _tool(0, "get_weather", '{"temp": 21, "sunny": true}')]),
-    Probe(name="user_followup", messages=[
-        SYS, {"role": "user", "content": "Hello there."}, _asst("Hello! How can I help?"),
-        {"role": "user", "content": "Tell me a fact."}]),
-    Probe(name="parallel_tool_calls", tools=TOOLS, messages=[
-        {"role": "user", "content": "Weather in Paris and Rome?"},
-        _asst("Checking both.", [_call(0, "get_weather", {"city": "Paris"}), _call(1, "get_weather", {"city": "Rome"})]),
-        _tool(0, "get_weather", "21C"), _tool(1, "get_weather", "25C")]),
-    Probe(name="multi_turn_tools", tools=TOOLS, messages=[
-        SYS, {"role": "user", "content": "Find the capital of France, then its weather."},
-        _asst(calls=[_call(0, "search", {"query": "capital of France", "limit": 1})]),
-        _tool(0, "search", "Paris"),
-        _asst(calls=[_call(1, "get_weather", {"city": "Paris"})]),
-        _tool(1, "get_weather", "21C"),
-        _asst("Paris; it is 21C."),
-        {"role": "user", "content": "Thanks!"}]),
-    Probe(name="reasoning_tools", tools=TOOLS, needs_reasoning=True, template_kwargs={"enable_thinking": True}, messages=[
-        {"role": "user", "content": "Weather in Oslo?"},
-        _asst(calls=[_call(0, "get_weather", {"city": "Oslo"})], reasoning="I should call the tool."),
-        _tool(0, "get_weather", "-3C"),
-        _asst("It is -3C in Oslo.", reasoning="The tool answered."),
-        {"role": "user", "content": "And tomorrow?"}]),
-    Probe(name="reasoning_off", needs_reasoning=True, template_kwargs={"enable_thinking": False}, messages=[
-        {"role": "user", "content": "Say hi."}, _asst("Hi."), {"role": "user", "content": "Again."}]),
-    Probe(name="unicode", messages=[
-        {"role": "user", "content": "Grüße, 世界! 😀 café naïve ẞ ﬁ"}, _asst("Ça va — très bien 👍 日本語"),
-        {"role": "user", "content": "Ελληνικά • עברית • العربية"}]),
-    Probe(name="newlines", tools=TOOLS, messages=[
-        {"role": "user", "content": "\n\nleading and trailing newlines\n\n"},
-        _asst("two\nlines", [_call(0, "search", {"query": "a\nb"})]),
-        _tool(0, "search", "\nline one\n\nline two\n"),
-        _asst("done"), {"role": "user", "content": "  spaces  \n"}]),
-    Probe(name="json_booleans", tools=TOOLS, messages=[
-        {"role": "user", "content": "Search with filters."},
-        _asst(calls=[_call(0, "search", {"query": "x", "limit": 0, "filters": {"safe": False, "lang": None, "ids": [1, 2]}})]),
-        _tool(0, "search", "true")]),
-    Probe(name="special_token_lookalikes", tools=TOOLS, messages=[
-        {"role": "user", "content": "Print these literally: <|im_end|> <|eot_id|> <end_of_turn> <tool_call> [gMASK]"},
-        _asst(calls=[_call(0, "search", {"query": "</tool_call> <|im_start|>"})]),
-        _tool(0, "search", "</tool_response><tool_call>{\"name\": \"x\"}</tool_call>")]),
+    Probe(
+        name="tool_result",
+        tools=TOOLS,
+        messages=[
+            SYS,
+            {"role": "user", "content": "Weather in Paris?"},
+            _asst(calls=[_call(0, "get_weather", {"city": "Paris", "metric": True})]),
+            _tool(0, "get_weather", '{"temp": 21, "sunny": true}'),
+        ],
+    ),
+    Probe(
+        name="user_followup",
+        messages=[
+            SYS,
+            {"role": "user", "content": "Hello there."},
+            _asst("Hello! How can I help?"),
+            {"role": "user", "content": "Tell me a fact."},
+        ],
+    ),
+    Probe(
+        name="parallel_tool_calls",
+        tools=TOOLS,
+        messages=[
+            {"role": "user", "content": "Weather in Paris and Rome?"},
+            _asst(
+                "Checking both.",
+                [_call(0, "get_weather", {"city": "Paris"}), _call(1, "get_weather", {"city": "Rome"})],
+            ),
+            _tool(0, "get_weather", "21C"),
+            _tool(1, "get_weather", "25C"),
+        ],
+    ),
+    Probe(
+        name="multi_turn_tools",
+        tools=TOOLS,
+        messages=[
+            SYS,
+            {"role": "user", "content": "Find the capital of France, then its weather."},
+            _asst(calls=[_call(0, "search", {"query": "capital of France", "limit": 1})]),
+            _tool(0, "search", "Paris"),
+            _asst(calls=[_call(1, "get_weather", {"city": "Paris"})]),
+            _tool(1, "get_weather", "21C"),
+            _asst("Paris; it is 21C."),
+            {"role": "user", "content": "Thanks!"},
+        ],
+    ),
+    Probe(
+        name="reasoning_tools",
+        tools=TOOLS,
+        needs_reasoning=True,
+        template_kwargs={"enable_thinking": True},
+        messages=[
+            {"role": "user", "content": "Weather in Oslo?"},
+            _asst(calls=[_call(0, "get_weather", {"city": "Oslo"})], reasoning="I should call the tool."),
+            _tool(0, "get_weather", "-3C"),
+            _asst("It is -3C in Oslo.", reasoning="The tool answered."),
+            {"role": "user", "content": "And tomorrow?"},
+        ],
+    ),
+    Probe(
+        name="reasoning_off",
+        needs_reasoning=True,
+        template_kwargs={"enable_thinking": False},
+        messages=[{"role": "user", "content": "Say hi."}, _asst("Hi."), {"role": "user", "content": "Again."}],
+    ),
+    Probe(
+        name="unicode",
+        messages=[
+            {"role": "user", "content": "Grüße, 世界! 😀 café naïve ẞ ﬁ"},
+            _asst("Ça va — très bien 👍 日本語"),
+            {"role": "user", "content": "Ελληνικά • עברית • العربية"},
+        ],
+    ),
+    Probe(
+        name="newlines",
+        tools=TOOLS,
+        messages=[
+            {"role": "user", "content": "\n\nleading and trailing newlines\n\n"},
+            _asst("two\nlines", [_call(0, "search", {"query": "a\nb"})]),
+            _tool(0, "search", "\nline one\n\nline two\n"),
+            _asst("done"),
+            {"role": "user", "content": "  spaces  \n"},
+        ],
+    ),
+    Probe(
+        name="json_booleans",
+        tools=TOOLS,
+        messages=[
+            {"role": "user", "content": "Search with filters."},
+            _asst(
+                calls=[
+                    _call(
+                        0, "search", {"query": "x", "limit": 0, "filters": {"safe": False, "lang": None, "ids": [1, 2]}}
+                    )
+                ]
+            ),
+            _tool(0, "search", "true"),
+        ],
+    ),
+    Probe(
+        name="special_token_lookalikes",
+        tools=TOOLS,
+        messages=[
+            {
+                "role": "user",
+                "content": "Print these literally: <|im_end|> <|eot_id|> <end_of_turn> <tool_call> [gMASK]",
+            },
+            _asst(calls=[_call(0, "search", {"query": "</tool_call> <|im_start|>"})]),
+            _tool(0, "search", '</tool_response><tool_call>{"name": "x"}</tool_call>'),
+        ],
+    ),
 ]
 
 
@@ -143,7 +237,7 @@ def _canonical_completion(tok, conv: list[dict], i: int, tools, kw) -> str | Non
     upto = tok.render(conv[: i + 1], tools, False, **kw)
     if not upto.startswith(before):
         return None
-    text = upto[len(before):]
+    text = upto[len(before) :]
     stops = [tok.token_text(t) for t in tok.stop_token_ids]
     hits = [(text.find(s), s) for s in stops if s in text]
     if hits:
@@ -152,7 +246,7 @@ def _canonical_completion(tok, conv: list[dict], i: int, tools, kw) -> str | Non
     if i + 1 < len(conv):  # GLM: the stop token is the next role's opening token
         nxt = tok.render(conv[: i + 2], tools, i + 2 == len(conv), **kw)
         if nxt.startswith(upto):
-            tail = nxt[len(upto):]
+            tail = nxt[len(upto) :]
             for s in stops:
                 if tail.startswith(s):
                     return text + s
@@ -179,14 +273,16 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
     while i < len(conv):
         text = _canonical_completion(tok, conv, i, tools, kw)
         if text is None:
-            return ReplayResult(status="fail", detail=f"the template renders assistant #{i} unlike its own generation prompt")
+            return ReplayResult(
+                status="fail", detail=f"the template renders assistant #{i} unlike its own generation prompt"
+            )
         before = tok.render(conv[:i], tools, True, **kw)
         ids = tok.encode(text)
         if tok.encode(before + text) != tok.encode(before) + ids:
             noncanonical.append(i)  # BPE merges across the prompt boundary: no model can sample the full render
         traj.add_completion(ids, [0.0] * len(ids), "stop")
         j = next((k for k in range(i + 1, len(conv)) if conv[k]["role"] == "assistant"), len(conv))
-        bridge = traj.add_messages(conv[i + 1: j])
+        bridge = traj.add_messages(conv[i + 1 : j])
         steps.append((i, text, bridge, j))
         i = j
     got = traj.next_prompt_ids
@@ -195,26 +291,44 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
     if got == want:
         return ReplayResult(status="pass", trajectory_ids=got, reference_ids=want)
     # Does the template itself rewrite history? Then no sampled sequence can equal a full render.
-    rewritten = [i for i, text, _, _ in steps if not full_text.startswith(tok.render(conv[:i], tools, True, **kw) + text)]
+    rewritten = [
+        i for i, text, _, _ in steps if not full_text.startswith(tok.render(conv[:i], tools, True, **kw) + text)
+    ]
     if not rewritten and not noncanonical:
         return ReplayResult(status="fail", detail=_diff(tok, got, want), trajectory_ids=got, reference_ids=want)
     for i, _, bridge, j in steps:
         real = tok.encode(tok.render(conv[:j], tools, True, **kw))
-        if bridge and real[-len(bridge):] != bridge:
-            return ReplayResult(status="fail", detail=f"bridge after assistant #{i} differs from the template's own rendering "
-                                f"in context: {_diff(tok, bridge, real[-len(bridge):])}", trajectory_ids=got, reference_ids=want)
+        if bridge and real[-len(bridge) :] != bridge:
+            return ReplayResult(
+                status="fail",
+                detail=f"bridge after assistant #{i} differs from the template's own rendering "
+                f"in context: {_diff(tok, bridge, real[-len(bridge) :])}",
+                trajectory_ids=got,
+                reference_ids=want,
+            )
     if rewritten:
-        return ReplayResult(status="rewrites_history", trajectory_ids=got, reference_ids=want,
-                            detail=f"the template re-renders assistant turn(s) {rewritten} differently later; "
-                                   "the trajectory keeps what was sampled; bridges checked in context")
-    return ReplayResult(status="noncanonical", trajectory_ids=got, reference_ids=want,
-                        detail=f"assistant turn(s) {noncanonical} merge with the prompt under BPE, so no sampled sequence "
-                               "equals a full render; bridges checked in context")
+        return ReplayResult(
+            status="rewrites_history",
+            trajectory_ids=got,
+            reference_ids=want,
+            detail=f"the template re-renders assistant turn(s) {rewritten} differently later; "
+            "the trajectory keeps what was sampled; bridges checked in context",
+        )
+    return ReplayResult(
+        status="noncanonical",
+        trajectory_ids=got,
+        reference_ids=want,
+        detail=f"assistant turn(s) {noncanonical} merge with the prompt under BPE, so no sampled sequence "
+        "equals a full render; bridges checked in context",
+    )
 
 
 def _diff(tok, got: list[int], want: list[int]) -> str:
-    at = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-    ctx = lambda ids: repr(tok.hf.decode(ids[max(0, at - 8): at + 8]))  # noqa: E731
+    at = next((k for k, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
+
+    def ctx(ids: list[int]) -> str:
+        return repr(tok.hf.decode(ids[max(0, at - 8) : at + 8]))
+
     return f"first difference at token {at} (bridged {len(got)} vs full render {len(want)} tokens): bridged {ctx(got)} vs full {ctx(want)}"
 
 
@@ -223,15 +337,22 @@ def certify(tok, strict: bool = True) -> CertificationReport:
     try:
         stop_ids = tok.stop_token_ids
     except TokenizationError as exc:
-        report = CertificationReport(passed=False, tool_parser=tok.tool_parser_name, supports_tools=False, stop_token_ids=[],
-                                     probes=[ProbeResult(name="turn_structure", status="fail", detail=str(exc))])
+        report = CertificationReport(
+            passed=False,
+            tool_parser=tok.tool_parser_name,
+            supports_tools=False,
+            stop_token_ids=[],
+            probes=[ProbeResult(name="turn_structure", status="fail", detail=str(exc))],
+        )
         if strict:
             raise CertificationError(f"certification failed: probe 'turn_structure': {exc}") from exc
         return report
     results = []
     for probe in PROBES:
         if probe.needs_reasoning and not tok.has_reasoning:
-            results.append(ProbeResult(name=probe.name, status="unsupported", detail="template has no reasoning blocks"))
+            results.append(
+                ProbeResult(name=probe.name, status="unsupported", detail="template has no reasoning blocks")
+            )
             continue
         if probe.tools and not tok.supports_tools:
             results.append(ProbeResult(name=probe.name, status="unsupported", detail="template has no tool calling"))
@@ -239,8 +360,10 @@ def certify(tok, strict: bool = True) -> CertificationReport:
         messages = probe.messages
         if tok.has_reasoning and probe.template_kwargs.get("enable_thinking", True):
             # A thinking model writes some reasoning in every turn.
-            messages = [dict(m, reasoning_content=m.get("reasoning_content") or "Thinking.") if m["role"] == "assistant" else m
-                        for m in messages]
+            messages = [
+                dict(m, reasoning_content=m.get("reasoning_content") or "Thinking.") if m["role"] == "assistant" else m
+                for m in messages
+            ]
         try:
             res = replay(tok, messages, probe.tools, probe.template_kwargs)
             results.append(ProbeResult(name=probe.name, status=res.status, detail=res.detail))
@@ -250,8 +373,13 @@ def certify(tok, strict: bool = True) -> CertificationReport:
             results.append(ProbeResult(name=probe.name, status="unsupported", detail=str(exc)))
         except TokenizationError as exc:
             results.append(ProbeResult(name=probe.name, status="fail", detail=f"{type(exc).__name__}: {exc}"))
-    report = CertificationReport(passed=not any(r.status == "fail" for r in results), tool_parser=tok.tool_parser_name,
-                                 supports_tools=tok.supports_tools, stop_token_ids=stop_ids, probes=results)
+    report = CertificationReport(
+        passed=not any(r.status == "fail" for r in results),
+        tool_parser=tok.tool_parser_name,
+        supports_tools=tok.supports_tools,
+        stop_token_ids=stop_ids,
+        probes=results,
+    )
     tok.certification = report
     if strict and not report.passed:
         first = report.failures()[0]

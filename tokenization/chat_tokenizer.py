@@ -85,15 +85,24 @@ def _options_key(tools: list[dict] | None, template_kwargs: dict) -> str:
 class ChatTokenizer:
     """A tokenizer and chat template that build `TokenTrajectory`s without re-tokenizing sampled ids."""
 
-    def __init__(self, tokenizer, chat_template: str | os.PathLike | None = None, *, tool_parser: str | None = None,
-                 truncation: TruncationPolicy = "end", extra_stop_token_ids: list[int] | None = None,
-                 recipes: bool = True):
+    def __init__(
+        self,
+        tokenizer,
+        chat_template: str | os.PathLike | None = None,
+        *,
+        tool_parser: str | None = None,
+        truncation: TruncationPolicy = "end",
+        extra_stop_token_ids: list[int] | None = None,
+        recipes: bool = True,
+    ):
         self.hf = tokenizer
         template = _load_template(chat_template) or getattr(tokenizer, "chat_template", None)
         if isinstance(template, dict):
             template = template.get("default")
         if not template:
-            raise InvalidInputError("the tokenizer has no chat template; pass chat_template= (a file or a template string)")
+            raise InvalidInputError(
+                "the tokenizer has no chat template; pass chat_template= (a file or a template string)"
+            )
         self.template: str = template
         if truncation not in ("end", "close"):
             raise InvalidInputError(f"truncation must be 'end' or 'close', got {truncation!r}")
@@ -115,10 +124,13 @@ class ChatTokenizer:
         (rebuilt after unpickling)."""
         self._backend = self.hf.backend_tokenizer if getattr(self.hf, "is_fast", False) else None
         self._segmented = SegmentedEncoder.for_backend(self._backend) if self._backend is not None else None
-        self._renderer = TemplateRenderer.for_tokenizer(self.hf, self.template)
-        use = self._renderer is not None and self.__dict__.get("recipes", True) and deterministic(self.template)
-        probes = PROBES + template_probes(self._renderer.environment, self.template,
-                                          self._renderer.special_token_values) if use else []
+        self._renderer = renderer = TemplateRenderer.for_tokenizer(self.hf, self.template)
+        use = renderer is not None and self.__dict__.get("recipes", True) and deterministic(self.template)
+        probes = (
+            PROBES + template_probes(renderer.environment, self.template, renderer.special_token_values)
+            if use and renderer is not None
+            else []
+        )
         self._recipes = RenderRecipes(self._render_closing_plain, probes) if use else None  # bridges
         self._prompt_recipes = RenderRecipes(self._render_prompt_plain, probes) if use else None  # initial prompts
 
@@ -134,23 +146,35 @@ class ChatTokenizer:
         self._build_fast_paths()
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, chat_template: str | os.PathLike | None = None, **kwargs) -> "ChatTokenizer":
+    def from_pretrained(
+        cls, path: str | os.PathLike, chat_template: str | os.PathLike | None = None, **kwargs
+    ) -> ChatTokenizer:
         """Load a tokenizer directory (or hub id, when a hub is reachable) with its own or a given template."""
         from transformers import AutoTokenizer
 
         return cls(AutoTokenizer.from_pretrained(str(path)), chat_template, **kwargs)
 
     # --- rendering -------------------------------------------------------------------------
-    def render(self, messages: list[dict], tools: list[dict] | None = None, add_generation_prompt: bool = False,
-               **template_kwargs) -> str:
+    def render(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        add_generation_prompt: bool = False,
+        **template_kwargs,
+    ) -> str:
         """Render messages to text with the chat template (messages normalised as templates expect)."""
         try:
             if self._renderer is not None and all(type(t) is dict for t in tools or ()):
-                return self._renderer.render(normalize_for_template(messages), tools or None, add_generation_prompt,
-                                             **template_kwargs)
+                return self._renderer.render(
+                    normalize_for_template(messages), tools or None, add_generation_prompt, **template_kwargs
+                )
             return self.hf.apply_chat_template(
-                normalize_for_template(messages), tools=tools or None, chat_template=self.template,
-                tokenize=False, add_generation_prompt=add_generation_prompt, **template_kwargs,
+                normalize_for_template(messages),
+                tools=tools or None,
+                chat_template=self.template,
+                tokenize=False,
+                add_generation_prompt=add_generation_prompt,
+                **template_kwargs,
             )
         except Exception as exc:  # jinja raises its own types, templates raise via raise_exception
             raise TemplateError(f"the chat template refused the conversation: {exc}") from exc
@@ -177,7 +201,9 @@ class ChatTokenizer:
         return self.hf.convert_ids_to_tokens(token_id)
 
     # --- the template's turn structure -------------------------------------------------------
-    def _closing(self, new_messages: list[dict], tools, template_kwargs, kwargs_key: str | None = None) -> tuple[str, str]:
+    def _closing(
+        self, new_messages: list[dict], tools, template_kwargs, kwargs_key: str | None = None
+    ) -> tuple[str, str]:
         """Render dummy context + new messages; split right after the dummy assistant's content.
 
         Without tools in the bridge, the shape's compiled recipe answers when it has one (see
@@ -193,10 +219,14 @@ class ChatTokenizer:
 
     def _render_closing_plain(self, new_messages: list[dict], template_kwargs: dict, tools=None) -> tuple[str, str]:
         """`_closing` by a full render of messages whose values reach the template untouched (for recipes)."""
-        return self._split_at_anchor(self._renderer.render_plain(_DUMMY + new_messages, tools, True, template_kwargs))
+        renderer = self._renderer
+        assert renderer is not None  # recipes are built only when there is a renderer
+        return self._split_at_anchor(renderer.render_plain(_DUMMY + new_messages, tools, True, template_kwargs))
 
     def _render_prompt_plain(self, messages: list[dict], template_kwargs: dict, tools=None) -> tuple[str, str]:
-        return "", self._renderer.render_plain(messages, tools, True, template_kwargs)
+        renderer = self._renderer
+        assert renderer is not None  # recipes are built only when there is a renderer
+        return "", renderer.render_plain(messages, tools, True, template_kwargs)
 
     def render_prompt(self, messages: list[dict], tools: list[dict] | None = None, **template_kwargs) -> str:
         """`render(messages, tools, add_generation_prompt=True)`, from the shape's recipe when it has one."""
@@ -257,7 +287,9 @@ class ChatTokenizer:
         """Ids that end an assistant turn: the template's end-of-turn token(s), EOS, and any extra ids."""
         ids = [self.end_of_turn_id]
         if self.tool_role_supported:
-            closing = self._closing([{"role": "tool", "tool_call_id": "call_0", "name": "f", "content": "x"}], None, {})[1]
+            closing = self._closing(
+                [{"role": "tool", "tool_call_id": "call_0", "name": "f", "content": "x"}], None, {}
+            )[1]
             ids.append(self._first_special(closing, "a tool message"))
         eos = getattr(self.hf, "eos_token_id", None)
         ids.extend(eos if isinstance(eos, list) else [eos] if eos is not None else [])
@@ -279,14 +311,22 @@ class ChatTokenizer:
         if not messages:
             raise InvalidInputError("start() needs at least one message")
         if messages[-1].get("role") == "assistant":
-            raise InvalidInputError("the initial messages end with an assistant message; the model must generate the next turn")
+            raise InvalidInputError(
+                "the initial messages end with an assistant message; the model must generate the next turn"
+            )
         self.check_tools(tools)
         key = _options_key(tools, template_kwargs)  # serialised once, for the prompt recipe and the bridge decision
         ids = self.encode(self._render_prompt(messages, tools, template_kwargs, key))
         return TokenTrajectory(self, list(messages), tools, dict(template_kwargs), ids, options_key=key)
 
-    def bridge(self, new_messages: list[dict], last_id: int | None, tools=None, template_kwargs=None,
-               bridge_tools: Any = "auto") -> Bridge:
+    def bridge(
+        self,
+        new_messages: list[dict],
+        last_id: int | None,
+        tools=None,
+        template_kwargs=None,
+        bridge_tools: Any = "auto",
+    ) -> Bridge:
         """Bridge ids that follow a completion ending in `last_id` and introduce `new_messages`.
 
         When the completion ended with the stop token the template puts there, the bridge starts
@@ -297,7 +337,9 @@ class ChatTokenizer:
             if msg.get("role") == "tool" and not self.tool_role_supported:
                 raise UnsupportedFeatureError("this chat template has no tool role; tool results cannot be added")
             if msg.get("role") == "assistant":
-                raise InvalidInputError("add_messages() takes environment messages (tool/user/system), not assistant turns")
+                raise InvalidInputError(
+                    "add_messages() takes environment messages (tool/user/system), not assistant turns"
+                )
         kwargs = template_kwargs or {}
         if bridge_tools == "auto":
             bridge_tools = self._tools_for_bridges(tools, kwargs)
@@ -316,7 +358,7 @@ class ChatTokenizer:
         if shape not in self._verified_shapes or not ids or (cut == 0 and ids[0] not in self._added_ids):
             if self.encode_whole(head + closing) != self.encode(head + closing[:cut]) + ids:
                 raise BridgeError(
-                    f"bridge tokens do not split cleanly from the context (boundary at {closing[:cut + 20]!r}); "
+                    f"bridge tokens do not split cleanly from the context (boundary at {closing[: cut + 20]!r}); "
                     "this (tokenizer, template) pair cannot be bridged safely"
                 )
             self._verified_shapes.add(shape)
@@ -332,7 +374,11 @@ class ChatTokenizer:
             return None
         key = _options_key(tools, template_kwargs) if options_key is None else options_key
         if key not in self._bridge_tools:
-            probe = [{"role": "tool", "tool_call_id": "call_0", "name": "f", "content": "x"}] if self.tool_role_supported else []
+            probe = (
+                [{"role": "tool", "tool_call_id": "call_0", "name": "f", "content": "x"}]
+                if self.tool_role_supported
+                else []
+            )
             probe.append({"role": "user", "content": "y"})
             same = self._closing(probe, tools, template_kwargs)[1] == self._closing(probe, None, template_kwargs)[1]
             self._bridge_tools[key] = not same

@@ -30,5 +30,12 @@ class CertificationError(TokenizationError):
     """A (tokenizer, template) pair failed certification; the message names the failing probe."""
 
 
-__all__ = ["BridgeError", "CertificationError", "InvalidInputError", "TemplateError", "TokenizationError",
-           "TrajectoryStateError", "UnsupportedFeatureError"]
+__all__ = [
+    "BridgeError",
+    "CertificationError",
+    "InvalidInputError",
+    "TemplateError",
+    "TokenizationError",
+    "TrajectoryStateError",
+    "UnsupportedFeatureError",
+]

@@ -7,7 +7,6 @@ import os
 import random
 from typing import Any
 
-
 #: Tool-call ids need to be unique, not secret: a private generator (seeded from the OS, re-seeded in forked
 #: children) is much cheaper than a system call per id, and leaves the user's `random` state alone.
 _IDS = random.Random()
@@ -16,7 +15,7 @@ os.register_at_fork(after_in_child=_IDS.seed)
 
 def new_tool_call_id() -> str:
     """A fresh OpenAI-style tool call id (96 random bits, as 24 hex digits)."""
-    return "call_%024x" % _IDS.getrandbits(96)
+    return f"call_{_IDS.getrandbits(96):024x}"
 
 
 #: `json.dumps(x, ensure_ascii=False)` builds a new encoder per call; this one is built once.

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Callable
+from collections.abc import Callable, Iterable
+from typing import Literal
 
 #: Private-use delimiters plus characters every escaping filter rewrites (so an escaped placeholder is not found).
 _OPEN, _CLOSE, _BODY = "\ue000", "\ue001", "\"\\<&'\n\t "
@@ -30,9 +31,26 @@ _PLACEHOLDER = re.compile(re.escape(_OPEN) + r"(\d+)" + re.escape(_BODY) + re.es
 #: printable ASCII character (per-character rewrites), edge whitespace (trim), numbers and JSON (conversions),
 #: markup, special-token text, non-ASCII and a long value (length-dependent branches). `template_probes` adds
 #: the template's own vocabulary.
-PROBES = ["", string.printable, " lead and trail \n", "x", "0", "42", "-1.5", "true", "None", "line1\nline2\n", "\n\n",
-          "<tool_response>\nr\n</tool_response>", "<|im_end|>", "{{ x }} {% y %}", "naïve 日本語 🙂\u00a0\u2028",
-          "[1, 2]", '{"a": 1}', "x" * 5000]
+PROBES = [
+    "",
+    string.printable,
+    " lead and trail \n",
+    "x",
+    "0",
+    "42",
+    "-1.5",
+    "true",
+    "None",
+    "line1\nline2\n",
+    "\n\n",
+    "<tool_response>\nr\n</tool_response>",
+    "<|im_end|>",
+    "{{ x }} {% y %}",
+    "naïve 日本語 🙂\u00a0\u2028",
+    "[1, 2]",
+    '{"a": 1}',
+    "x" * 5000,
+]
 
 Key = tuple
 
@@ -41,14 +59,14 @@ def _placeholder(index: int) -> str:
     return f"{_OPEN}{index}{_BODY}{_CLOSE}"
 
 
-def _touch(value: "_Traced", what: str) -> None:
+def _touch(value: _Traced, what: str) -> None:
     object.__getattribute__(value, "__dict__")["log"].append(what)
 
 
 class _Traced(str):
     """A string the template should only insert verbatim; every other use is logged."""
 
-    def __new__(cls, text: str, log: list[str]) -> "_Traced":
+    def __new__(cls, text: str, log: list[str]) -> _Traced:
         obj = super().__new__(cls, text)
         object.__getattribute__(obj, "__dict__")["log"] = log
         return obj
@@ -86,9 +104,26 @@ def _logged(name: str):
     return method
 
 
-for _name in ("__len__", "__iter__", "__contains__", "__getitem__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
-              "__ge__", "__hash__", "__mul__", "__rmul__", "__mod__", "__rmod__", "__format__", "__reversed__",
-              "__repr__"):
+for _name in (
+    "__len__",
+    "__iter__",
+    "__contains__",
+    "__getitem__",
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__hash__",
+    "__mul__",
+    "__rmul__",
+    "__mod__",
+    "__rmod__",
+    "__format__",
+    "__reversed__",
+    "__repr__",
+):
     if hasattr(str, _name):
         setattr(_Traced, _name, _logged(_name))
 
@@ -102,7 +137,7 @@ class Recipe:
         self.head, self.parts = head, parts
 
     def fill(self, values: list[str]) -> str:
-        return "".join([p if type(p) is str else values[p] for p in self.parts])
+        return "".join([p if isinstance(p, str) else values[p] for p in self.parts])
 
 
 #: `render(messages, template_kwargs, tools) -> (head, body)`: a full render with field values passed to the
@@ -111,7 +146,7 @@ class Recipe:
 Render = Callable[[list[dict], dict, "list[dict] | None"], tuple[str, str]]
 
 
-def template_probes(environment, source: str, names: list[str] = ()) -> list[str]:
+def template_probes(environment, source: str, names: Iterable[str] = ()) -> list[str]:
     """Probe values from a template's own vocabulary: its string constants (alone and inside other text),
     the given `names` (special-token values), and strings of the lengths its numbers name."""
     from jinja2 import nodes
@@ -165,8 +200,9 @@ class RenderRecipes:
             shape.append(tuple(fields))
         return (tuple(shape), options_key), values
 
-    def render(self, messages: list[dict], template_kwargs: dict, options_key: str,
-               tools: list[dict] | None = None) -> tuple[str, str] | None:
+    def render(
+        self, messages: list[dict], template_kwargs: dict, options_key: str, tools: list[dict] | None = None
+    ) -> tuple[str, str] | None:
         """(head, body) for `messages` from the shape's recipe; None when it is rendered in full.
 
         `options_key` must identify everything else the render depends on (template options, tools).
@@ -175,7 +211,7 @@ class RenderRecipes:
         if found is None:
             return None
         key, values = found
-        recipe = self._recipes.get(key, False)
+        recipe: Recipe | None | Literal[False] = self._recipes.get(key, False)  # False: not compiled yet
         if recipe is False:
             recipe = self._compile(key, messages, template_kwargs, tools)
             if len(self._recipes) >= self._max:
@@ -200,12 +236,14 @@ class RenderRecipes:
             out.append(msg)
         return out
 
-    def _compile(self, key: Key, messages: list[dict], template_kwargs: dict, tools: list[dict] | None) -> Recipe | None:
+    def _compile(
+        self, key: Key, messages: list[dict], template_kwargs: dict, tools: list[dict] | None
+    ) -> Recipe | None:
         log: list[str] = []
         traced = self._with_values(messages, lambda i: _Traced(_placeholder(i), log))
         try:
             head, body = self._render(traced, template_kwargs, tools)
-        except Exception as exc:  # the full render will raise the same error, with its own message
+        except Exception as exc:  # noqa: BLE001 - the full render will raise the same error, with its own message
             return self._refuse(key, f"the template failed on placeholders: {exc}")
         if log:
             return self._refuse(key, f"the template looks inside message fields ({', '.join(dict.fromkeys(log))})")
@@ -218,10 +256,10 @@ class RenderRecipes:
         recipe = Recipe(head, parts)
         n = sum(1 for m in traced for k in m if k != "role")  # the shape's slots
         for probe in self._probes:
-            plain = self._with_values(messages, lambda i: probe)
+            plain = self._with_values(messages, lambda i, probe=probe: probe)
             try:
                 expected = self._render(plain, template_kwargs, tools)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a template that refuses a probe gets no recipe: the full render is used
                 return self._refuse(key, f"the template refused a probe value {probe!r}: {exc}")
             if expected != (head, recipe.fill([probe] * n)):
                 return self._refuse(key, f"the template renders field value {probe!r} differently from verbatim")

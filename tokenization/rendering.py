@@ -14,8 +14,11 @@ from typing import Any
 from rollgym.tokenization.errors import InvalidInputError
 
 try:  # private helpers of transformers: when they move, ChatTokenizer falls back to apply_chat_template
-    from transformers.utils.chat_template_utils import (_alias_reasoning_fields, _compile_jinja_template,
-                                                        _plain_template_data)
+    from transformers.utils.chat_template_utils import (
+        _alias_reasoning_fields,
+        _compile_jinja_template,
+        _plain_template_data,
+    )
 except ImportError:  # pragma: no cover - depends on the installed transformers
     _compile_jinja_template = None
 
@@ -58,15 +61,16 @@ class TemplateRenderer:
         return [v for v in values if isinstance(v, str) and v]
 
     @classmethod
-    def for_tokenizer(cls, hf_tokenizer, template: str) -> "TemplateRenderer | None":
+    def for_tokenizer(cls, hf_tokenizer, template: str) -> TemplateRenderer | None:
         """A renderer for `hf_tokenizer` and `template`, or None when this transformers has none to build on."""
         try:
             return cls(template, dict(getattr(hf_tokenizer, "special_tokens_map", {}) or {}))
         except ImportError:
             return None
 
-    def render(self, messages: list[dict], tools: list[dict] | None, add_generation_prompt: bool,
-               **template_kwargs: Any) -> str:
+    def render(
+        self, messages: list[dict], tools: list[dict] | None, add_generation_prompt: bool, **template_kwargs: Any
+    ) -> str:
         """The rendered text; raises whatever the template raises (Jinja errors, `raise_exception`)."""
         chat = [_plain({k: v for k, v in m.items() if v is not None}) for m in messages]
         for message in chat:
@@ -74,10 +78,16 @@ class TemplateRenderer:
                 raise InvalidInputError(f"chat messages must be dicts, got {message!r}")
         return self.render_plain(chat, tools, add_generation_prompt, template_kwargs)
 
-    def render_plain(self, chat: list[dict], tools: list[dict] | None, add_generation_prompt: bool,
-                     template_kwargs: dict[str, Any]) -> str:
+    def render_plain(
+        self, chat: list[dict], tools: list[dict] | None, add_generation_prompt: bool, template_kwargs: dict[str, Any]
+    ) -> str:
         """`render` for messages that are already dicts of plain values without None: no copy, no conversion
         (so the bridge recipes' traced strings reach the template as they are)."""
         variables = {**self._special_tokens, **_plain(template_kwargs)} if template_kwargs else self._special_tokens
-        return self._compiled.render(messages=_alias_reasoning_fields(chat), tools=_plain(tools), documents=None,
-                                     add_generation_prompt=add_generation_prompt, **variables)
+        return self._compiled.render(
+            messages=_alias_reasoning_fields(chat),
+            tools=_plain(tools),
+            documents=None,
+            add_generation_prompt=add_generation_prompt,
+            **variables,
+        )

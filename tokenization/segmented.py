@@ -13,8 +13,19 @@ from __future__ import annotations
 import re
 
 #: Texts whose piece-wise encoding must equal the whole encoding for the encoder to be used.
-_PROBE_PIECES = ["Hello world", " leading space", "\n\nnewlines\n", "  two spaces", "x", "1234567 89", "naïve 日本語 🙂",
-                 "tab\tend ", "'s 're", "<not special>", ""]
+_PROBE_PIECES = [
+    "Hello world",
+    " leading space",
+    "\n\nnewlines\n",
+    "  two spaces",
+    "x",
+    "1234567 89",
+    "naïve 日本語 🙂",
+    "tab\tend ",
+    "'s 're",
+    "<not special>",
+    "",
+]
 
 
 GIL_FREE_CHARS = 65_536  # texts this long are encoded with the GIL released (another thread keeps running)
@@ -46,7 +57,7 @@ class SegmentedEncoder:
         self._check()
 
     @classmethod
-    def for_backend(cls, backend) -> "SegmentedEncoder | None":
+    def for_backend(cls, backend) -> SegmentedEncoder | None:
         """An encoder for this Rust tokenizer, or None when piece-wise encoding is not provably the same."""
         try:
             return cls(backend)
@@ -61,7 +72,7 @@ class SegmentedEncoder:
         joins = specials or [""]
         probes = list(_PROBE_PIECES)
         for special in joins:
-            probes += [special.join(_PROBE_PIECES[i:i + 3]) for i in range(0, len(_PROBE_PIECES), 2)]
+            probes += [special.join(_PROBE_PIECES[i : i + 3]) for i in range(0, len(_PROBE_PIECES), 2)]
             probes += [special + p for p in _PROBE_PIECES] + [p + special for p in _PROBE_PIECES]
         for text in probes:
             if self.encode(text, cache=False) != self._whole(text):

@@ -53,8 +53,15 @@ class TokenTrajectory:
     on bridge ids; `logprobs` holds the engine's sampling logprobs (0.0 on bridge ids).
     """
 
-    def __init__(self, tokenizer: "ChatTokenizer", messages: list[dict], tools: list[dict] | None,
-                 template_kwargs: dict[str, Any], prompt_ids: list[int], options_key: str | None = None):
+    def __init__(
+        self,
+        tokenizer: ChatTokenizer,
+        messages: list[dict],
+        tools: list[dict] | None,
+        template_kwargs: dict[str, Any],
+        prompt_ids: list[int],
+        options_key: str | None = None,
+    ):
         self.tokenizer = tokenizer
         self.tools = tools
         self.template_kwargs = template_kwargs
@@ -93,8 +100,13 @@ class TokenTrajectory:
         self.ended, self.end_reason = True, reason
 
     # --- appending --------------------------------------------------------------------------
-    def add_completion(self, ids: list[int], logprobs: list[float] | None = None, finish_reason: str = "stop",
-                       message: dict | None = None) -> None:
+    def add_completion(
+        self,
+        ids: list[int],
+        logprobs: list[float] | None = None,
+        finish_reason: str = "stop",
+        message: dict | None = None,
+    ) -> None:
         """Append sampled ids verbatim (mask 1) with their sampling logprobs.
 
         `finish_reason == "length"` ends the trajectory under the "end" truncation policy; under
@@ -104,7 +116,9 @@ class TokenTrajectory:
         if self.ended:
             raise TrajectoryStateError(f"the trajectory has ended ({self.end_reason}); no more completions")
         if self.awaiting != "completion":
-            raise TrajectoryStateError("add_completion() twice in a row: add the environment's reply with add_messages() first")
+            raise TrajectoryStateError(
+                "add_completion() twice in a row: add the environment's reply with add_messages() first"
+            )
         ids = _vocabulary_ids(ids, self.tokenizer.vocab_size, "completion ids")
         logprobs = [0.0] * len(ids) if logprobs is None else [float(x) for x in logprobs]
         if len(logprobs) != len(ids):
@@ -117,7 +131,9 @@ class TokenTrajectory:
         self.completion_ids.extend(ids)
         self.logprobs.extend(logprobs)
         self.env_mask.extend([1] * len(ids))
-        self.segments.append(Segment(kind="completion", start=start, end=len(self.completion_ids), finish_reason=finish_reason))
+        self.segments.append(
+            Segment(kind="completion", start=start, end=len(self.completion_ids), finish_reason=finish_reason)
+        )
         if message is not None:
             self.messages.append(message)
         if finish_reason == "abort":
@@ -140,13 +156,14 @@ class TokenTrajectory:
             self.initial_messages += messages
             self.messages += messages
             self.prompt_ids = self.tokenizer.encode(
-                self.tokenizer.render_prompt(self.initial_messages, self.tools, **self.template_kwargs))
+                self.tokenizer.render_prompt(self.initial_messages, self.tools, **self.template_kwargs)
+            )
             return []
         if self.segments[-1].kind == "bridge":  # merge with the previous, unsampled bridge
             prev = self.segments.pop()
-            del self.completion_ids[prev.start:], self.logprobs[prev.start:], self.env_mask[prev.start:]
-            messages = self.messages[len(self.messages) - prev.n_messages:] + messages
-            del self.messages[len(self.messages) - prev.n_messages:]
+            del self.completion_ids[prev.start :], self.logprobs[prev.start :], self.env_mask[prev.start :]
+            messages = self.messages[len(self.messages) - prev.n_messages :] + messages
+            del self.messages[len(self.messages) - prev.n_messages :]
         last = self.segments[-1]
         last_id = self.completion_ids[last.end - 1] if last.end > last.start else None
         bridge = self.tokenizer.bridge(messages, last_id, self.tools, self.template_kwargs, self._bridge_tools)
@@ -154,8 +171,15 @@ class TokenTrajectory:
         self.completion_ids.extend(bridge.ids)
         self.logprobs.extend([0.0] * len(bridge.ids))
         self.env_mask.extend([0] * len(bridge.ids))
-        self.segments.append(Segment(kind="bridge", start=start, end=len(self.completion_ids),
-                                     closed_turn=bridge.closed_turn, n_messages=len(messages)))
+        self.segments.append(
+            Segment(
+                kind="bridge",
+                start=start,
+                end=len(self.completion_ids),
+                closed_turn=bridge.closed_turn,
+                n_messages=len(messages),
+            )
+        )
         self.messages += messages
         return bridge.ids
 

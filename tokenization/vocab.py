@@ -9,34 +9,71 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from rollgym.tokenization.errors import TokenizationError
 
 #: Qwen2's pre-tokenisation regex (single digits, unlike GPT-4's 1-3 digit groups).
-QWEN_PATTERN = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+QWEN_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
 #: Qwen2/2.5/3 special tokens, at their real ids (151643 onwards).
 QWEN_SPECIAL_TOKENS = [
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
-    "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
-    "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>", "<tool_call>",
-    "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
-    "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>", "<think>", "</think>",
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
 ]
 #: Tokens that are special for the renderer but ordinary (non-skipped) text for decoding, as in Qwen's tokenizer.
-_QWEN_NON_SPECIAL = {"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>",
-                     "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"}
+_QWEN_NON_SPECIAL = {
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+}
 
 
 def _cache_root() -> Path:
     return Path(os.environ.get("ROLLGYM_CACHE") or Path.home() / ".cache" / "rollgym") / "tokenizers"
 
 
-def tokenizer_from_tiktoken(ranks_file: str | os.PathLike, special_tokens: list[str], pattern: str = QWEN_PATTERN,
-                            non_special: set[str] = frozenset(), normalize_nfc: bool = True):
+def tokenizer_from_tiktoken(
+    ranks_file: str | os.PathLike,
+    special_tokens: list[str],
+    pattern: str = QWEN_PATTERN,
+    non_special: AbstractSet[str] = frozenset(),
+    normalize_nfc: bool = True,
+):
     """Return a `PreTrainedTokenizerFast` for tiktoken ranks plus special tokens appended at ids len(ranks)...
 
     Building the merge list takes a few seconds, so the `tokenizer.json` is cached by content hash.
@@ -45,7 +82,9 @@ def tokenizer_from_tiktoken(ranks_file: str | os.PathLike, special_tokens: list[
     from transformers import PreTrainedTokenizerFast
 
     data = Path(ranks_file).read_bytes()
-    key = hashlib.sha256(data + repr((special_tokens, pattern, sorted(non_special), normalize_nfc)).encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        data + repr((special_tokens, pattern, sorted(non_special), normalize_nfc)).encode()
+    ).hexdigest()[:16]
     cached = _cache_root() / f"{Path(ranks_file).stem}-{key}.json"
     if cached.exists():
         backend = Tokenizer.from_file(str(cached))

@@ -9,8 +9,9 @@ from typing import Any
 
 from rollgym.envs.core import Env, InvalidTaskError, tool
 
-SYSTEM_PROMPT = ("You are a careful calculator. Use the tools for every operation, "
-                 "then call submit with the final integer.")
+SYSTEM_PROMPT = (
+    "You are a careful calculator. Use the tools for every operation, then call submit with the final integer."
+)
 
 
 def make_task(rng, index: int | None = None) -> dict[str, Any]:
@@ -20,7 +21,9 @@ def make_task(rng, index: int | None = None) -> dict[str, Any]:
     expr = f"({a} {op1} {b}) {op2} {c}"
     value = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y}
     answer = value[op2](value[op1](a, b), c)
-    task_id = f"calc-{index}" if index is not None else f"calc-{zlib.crc32(expr.encode()):08x}"  # stable across processes
+    task_id = (
+        f"calc-{index}" if index is not None else f"calc-{zlib.crc32(expr.encode()):08x}"
+    )  # stable across processes
     return {"task_id": task_id, "question": f"What is {expr}?", "answer": answer}
 
 

@@ -44,7 +44,9 @@ def _check_reset(messages: Any, info: Any) -> None:
     for schema in tools:
         fn = schema.get("function") if isinstance(schema, dict) else None
         if schema.get("type") != "function" or not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise _fail(f"a tool schema must be {{'type': 'function', 'function': {{'name', ...}}}}, got {schema!r}"[:300])
+            raise _fail(
+                f"a tool schema must be {{'type': 'function', 'function': {{'name', ...}}}}, got {schema!r}"[:300]
+            )
         if not fn.get("description") or fn["description"] == fn["name"]:  # `Tool` falls back to the name
             raise _fail(f"tool {fn['name']!r} has no description (the model reads it): add a docstring")
         params = fn.get("parameters")

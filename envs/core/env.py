@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, Iterable, TypedDict
+from collections.abc import Callable, Iterable
+from typing import Any, TypedDict
 
 import gymnasium
-
-from rollgym.errors import EnvError, UsageError
 
 from rollgym.envs.core.errors import EpisodeStateError, InvalidActionError
 from rollgym.envs.core.spaces import action_space, message_problem, observation_space
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.core.tools import ToolCallRecord, ToolSet
+from rollgym.errors import EnvError, UsageError
 
 
 class ResetInfo(TypedDict, total=False):
@@ -69,7 +69,9 @@ class Env(gymnasium.Env):
     @classmethod
     def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
         """`n` reproducible tasks for batch generation when the caller gives none (override to provide them)."""
-        raise UsageError(f"{cls.__name__} has no default tasks: pass tasks (a JSONL file, a datasets directory, or rows)")
+        raise UsageError(
+            f"{cls.__name__} has no default tasks: pass tasks (a JSONL file, a datasets directory, or rows)"
+        )
 
     async def setup(self, task: dict[str, Any] | None) -> tuple[list[dict], dict[str, Any]]:
         """Prepare an episode for `task`; return the initial messages and task metadata."""
@@ -91,7 +93,9 @@ class Env(gymnasium.Env):
         self._finish_reason = reason
 
     # -- async API ------------------------------------------------------------------------------
-    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[list[dict], ResetInfo]:
+    async def areset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict], ResetInfo]:
         super().reset(seed=seed)
         await self.teardown()
         options = options or {}
@@ -101,7 +105,7 @@ class Env(gymnasium.Env):
         messages, meta = await self.setup(self.task or None)
         self.done = False
         self.task_id = str(meta.get("task_id") or task_id_of(self.task))
-        info: ResetInfo = {"tools": self.toolset.schemas(), "task_id": self.task_id, **meta}
+        info: ResetInfo = {"tools": self.toolset.schemas(), "task_id": self.task_id, **meta}  # pyright: ignore[reportAssignmentType]  # meta adds the environment's own keys, which a TypedDict cannot declare (no PEP 728 on 3.11)
         return messages, info
 
     def _default_task(self, seed: int | None) -> dict[str, Any] | None:
@@ -115,7 +119,9 @@ class Env(gymnasium.Env):
 
     async def astep(self, action: dict) -> tuple[list[dict], float, bool, bool, StepInfo]:
         if self.done:
-            raise EpisodeStateError("no episode in progress (it ended, or reset() failed or was not called): call reset()")
+            raise EpisodeStateError(
+                "no episode in progress (it ended, or reset() failed or was not called): call reset()"
+            )
         problem = message_problem(action, ("assistant",))
         if problem:
             raise InvalidActionError(f"step() takes one assistant message (OpenAI format): {problem}")

@@ -35,5 +35,12 @@ class EnvCheckError(EnvError, AssertionError):
     """`check_env` found the environment breaking gymnasium's or rollgym's contract; the message says where."""
 
 
-__all__ = ["EnvCheckError", "EpisodeStateError", "InvalidActionError", "InvalidReplyError", "InvalidRewardError",
-           "InvalidTaskError", "UnknownEnvironmentError"]
+__all__ = [
+    "EnvCheckError",
+    "EpisodeStateError",
+    "InvalidActionError",
+    "InvalidReplyError",
+    "InvalidRewardError",
+    "InvalidTaskError",
+    "UnknownEnvironmentError",
+]

@@ -36,5 +36,7 @@ def make(env_id: str, **kwargs: Any) -> gymnasium.Env:
         close = suggest(env_id)
         ours = sorted(i for i in gymnasium.registry if i.startswith(NAMESPACE + "/"))
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise UnknownEnvironmentError(f"no environment {env_id!r} is registered.{hint} rollgym provides: {', '.join(ours)}")
+        raise UnknownEnvironmentError(
+            f"no environment {env_id!r} is registered.{hint} rollgym provides: {', '.join(ours)}"
+        )
     return gymnasium.make(env_id, **kwargs)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from gymnasium import spaces
 
@@ -67,9 +68,16 @@ class ChatMessageSpace(spaces.Space[dict]):
         if role == "tool":
             msg["tool_call_id"] = f"call_{int(self.np_random.integers(1 << 30))}"
         if role == "assistant" and self.tool_names and self.np_random.random() < 0.5:
-            msg["tool_calls"] = [{"id": f"call_{int(self.np_random.integers(1 << 30))}", "type": "function",
-                                  "function": {"name": str(self.np_random.choice(self.tool_names)),
-                                               "arguments": json.dumps({"x": self._text()})}}]
+            msg["tool_calls"] = [
+                {
+                    "id": f"call_{int(self.np_random.integers(1 << 30))}",
+                    "type": "function",
+                    "function": {
+                        "name": str(self.np_random.choice(self.tool_names)),
+                        "arguments": json.dumps({"x": self._text()}),
+                    },
+                }
+            ]
         return msg
 
     def __eq__(self, other: Any) -> bool:
@@ -92,7 +100,7 @@ class ChatMessagesSpace(spaces.Space[list]):
         return False
 
     def seed(self, seed: int | None = None) -> list[int]:
-        return super().seed(seed) + self.message_space.seed(None if seed is None else seed + 1)
+        return [super().seed(seed), self.message_space.seed(None if seed is None else seed + 1)]
 
     def contains(self, x: Any) -> bool:
         return isinstance(x, list) and all(self.message_space.contains(m) for m in x)

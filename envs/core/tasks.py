@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 def task_id_of(task: Mapping[str, Any] | None, index: int | None = None) -> str:

@@ -9,7 +9,8 @@ import inspect
 import json
 import re
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -36,13 +37,21 @@ class ToolCallRecord(BaseModel):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCallRecord):
             return NotImplemented
-        return (self.id, self.name, self.arguments, self.result, self.failed, self.error_kind) == \
-            (other.id, other.name, other.arguments, other.result, other.failed, other.error_kind)
+        return (self.id, self.name, self.arguments, self.result, self.failed, self.error_kind) == (
+            other.id,
+            other.name,
+            other.arguments,
+            other.result,
+            other.failed,
+            other.error_kind,
+        )
 
     __hash__ = None  # mutable, like every pydantic model
 
 
-def tool(fn: Callable | None = None, *, name: str | None = None, description: str | None = None, parallel: bool = False):
+def tool(
+    fn: Callable | None = None, *, name: str | None = None, description: str | None = None, parallel: bool = False
+):
     """Mark a function or method as a tool. `parallel=True`: safe to run concurrently with other calls."""
 
     def mark(f: Callable) -> Callable:
@@ -72,7 +81,7 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return summary, args
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[BaseModel], str]:
     """Description, argument model and JSON schema (as JSON text) of a tool function; built once per function."""
     summary, arg_docs = _parse_docstring(fn.__doc__ or "")
@@ -84,7 +93,7 @@ def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[B
             continue
         annotation = hints.get(pname, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[pname] = (annotation, Field(default, description=arg_docs.get(pname)))
+        fields[pname] = (annotation, Field(default=default, description=arg_docs.get(pname)))
     model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     params = model.model_json_schema()
     params.pop("title", None)
@@ -92,18 +101,26 @@ def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[B
         prop.pop("title", None)
     params.setdefault("properties", {})
     params.setdefault("required", [])
-    return description, model, json.dumps({"type": "function", "function": {"name": name, "description": description, "parameters": params}})
+    return (
+        description,
+        model,
+        json.dumps({"type": "function", "function": {"name": name, "description": description, "parameters": params}}),
+    )
 
 
 class Tool:
     """One tool: its name, description, pydantic argument model, and the callable behind it."""
 
-    def __init__(self, fn: Callable, name: str | None = None, description: str | None = None, parallel: bool = False) -> None:
+    def __init__(
+        self, fn: Callable, name: str | None = None, description: str | None = None, parallel: bool = False
+    ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
         self.parallel = parallel
         self.is_async = inspect.iscoroutinefunction(fn)
-        self.description, self.args_model, self._schema_json = _spec(getattr(fn, "__func__", fn), self.name, description)
+        self.description, self.args_model, self._schema_json = _spec(
+            getattr(fn, "__func__", fn), self.name, description
+        )
 
     def schema(self) -> dict:
         """The OpenAI tool schema: {"type": "function", "function": {name, description, parameters}}; a fresh copy."""
@@ -124,12 +141,16 @@ def _describe_validation_error(name: str, exc: ValidationError) -> str:
     lines = [f"Error: invalid arguments for tool '{name}':"]
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-        got = f" (got {err['input']!r})" if err["type"] not in ("missing",) and not isinstance(err.get("input"), dict) else ""
+        got = (
+            f" (got {err['input']!r})"
+            if err["type"] not in ("missing",) and not isinstance(err.get("input"), dict)
+            else ""
+        )
         lines.append(f"- {loc}: {err['msg']}{got}"[:500])
     return "\n".join(lines)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _marked_methods(cls: type) -> tuple[tuple[str, dict], ...]:
     """The `@tool` methods of a class and their options; scanned once per class, not per environment."""
     found = []
@@ -149,7 +170,9 @@ class ToolSet:
         self.fatal: BaseException | None = None
 
     @classmethod
-    def from_object(cls, obj: Any, extra: Iterable[Callable] = (), fatal_errors: tuple[type[BaseException], ...] = ()) -> "ToolSet":
+    def from_object(
+        cls, obj: Any, extra: Iterable[Callable] = (), fatal_errors: tuple[type[BaseException], ...] = ()
+    ) -> ToolSet:
         """Collect `obj`'s methods marked with `@tool`, plus `extra` functions (marked or not)."""
         tools = [Tool(getattr(obj, attr), **meta) for attr, meta in _marked_methods(type(obj))]
         for fn in extra:
@@ -166,8 +189,15 @@ class ToolSet:
         call_id, name, raw = str(call.get("id") or ""), str(fn.get("name") or ""), fn.get("arguments")
 
         def record(result: str, failed: bool, kind: str | None, args: Any) -> ToolCallRecord:
-            return ToolCallRecord(id=call_id, name=name, arguments=args, result=result, failed=failed,
-                                  duration_s=time.monotonic() - start, error_kind=kind)
+            return ToolCallRecord(
+                id=call_id,
+                name=name,
+                arguments=args,
+                result=result,
+                failed=failed,
+                duration_s=time.monotonic() - start,
+                error_kind=kind,
+            )
 
         tool_ = self.tools.get(name)
         if tool_ is None:
@@ -175,7 +205,12 @@ class ToolSet:
 
             close = get_close_matches(name, list(self.tools), n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
-            return record(f"Error: unknown tool '{name}'.{hint} Available tools: {', '.join(self.tools)}.", True, "unknown_tool", raw)
+            return record(
+                f"Error: unknown tool '{name}'.{hint} Available tools: {', '.join(self.tools)}.",
+                True,
+                "unknown_tool",
+                raw,
+            )
         if raw is None or raw == "":
             args: Any = {}
         elif isinstance(raw, dict):
@@ -185,11 +220,20 @@ class ToolSet:
                 args = json.loads(raw)
             except (ValueError, TypeError, RecursionError) as exc:  # bad JSON, a >4,300-digit integer, deep nesting
                 why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
-                return record(f"Error: the arguments of tool '{name}' are not valid JSON ({why}). "
-                              f"Send one JSON object matching the tool's parameters.", True, "bad_json", raw)
+                return record(
+                    f"Error: the arguments of tool '{name}' are not valid JSON ({why}). "
+                    f"Send one JSON object matching the tool's parameters.",
+                    True,
+                    "bad_json",
+                    raw,
+                )
         if not isinstance(args, dict):
-            return record(f"Error: the arguments of tool '{name}' must be a JSON object, got {type(args).__name__}.",
-                          True, "bad_json", args)
+            return record(
+                f"Error: the arguments of tool '{name}' must be a JSON object, got {type(args).__name__}.",
+                True,
+                "bad_json",
+                args,
+            )
         try:
             kwargs = tool_.validate(args)
         except ValidationError as exc:
@@ -204,10 +248,15 @@ class ToolSet:
         text = result if isinstance(result, str) else _RESULT_JSON.encode(result)
         return record(text, False, None, args)
 
+    def _named_tool(self, call: dict) -> Tool | None:
+        """The tool a call names, or None (no name, or one no tool has)."""
+        name = (call.get("function") or {}).get("name")
+        return None if name is None else self.tools.get(name)
+
     async def dispatch(self, calls: list[dict]) -> list[ToolCallRecord]:
         """Run a turn's calls: all at once if every tool is parallel-safe, otherwise in order."""
         if len(calls) == 1:
             return [await self.call(calls[0])]
-        if all(getattr(self.tools.get((c.get("function") or {}).get("name")), "parallel", True) for c in calls):
+        if all(getattr(self._named_tool(c), "parallel", True) for c in calls):
             return list(await asyncio.gather(*(self.call(c) for c in calls)))
         return [await self.call(c) for c in calls]

@@ -6,7 +6,7 @@ import io
 import os
 import tarfile
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class ChunkReader(io.RawIOBase):
@@ -60,4 +60,6 @@ def first_file(chunks: Iterable[bytes], max_bytes: int | None = None) -> bytes |
         member = tar.next()
         if member is None or not member.isfile():
             return None
-        return tar.extractfile(member).read(max_bytes if max_bytes is not None else -1)
+        data = tar.extractfile(member)
+        assert data is not None  # tarfile gives None only for members that are not regular files
+        return data.read(max_bytes if max_bytes is not None else -1)

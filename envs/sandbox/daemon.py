@@ -8,10 +8,13 @@ import subprocess
 import threading
 import time
 import urllib.parse
-from typing import Callable, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import docker
+import docker.constants
 import docker.errors
+import docker.utils
 import requests.exceptions
 
 from rollgym.envs.sandbox.errors import SandboxDeadError, SandboxError
@@ -33,10 +36,10 @@ def configured_hosts(docker_host: str | list[str] | None = None) -> list[str]:
     return hosts or [DEFAULT_HOST]
 
 
-def _client_kwargs(host: str) -> dict:
+def _client_kwargs(host: str) -> Mapping[str, Any]:
     """Connection settings for one address: TLS from `DOCKER_TLS_VERIFY`/`DOCKER_CERT_PATH` for tcp://,
     the system `ssh` client for ssh:// (so ~/.ssh/config, agents and known_hosts apply)."""
-    if host.startswith("tcp://") or host.startswith("https://"):
+    if host.startswith(("tcp://", "https://")):
         return docker.utils.kwargs_from_env(environment={**os.environ, "DOCKER_HOST": host})
     if host.startswith("ssh://"):
         return {"base_url": host, "use_ssh_client": True}
@@ -64,23 +67,29 @@ def client_for(host: str | None = None, timeout: float = 300) -> docker.DockerCl
         if client is None:
             try:
                 if host == DEFAULT_HOST:
-                    client = docker.from_env(timeout=timeout, max_pool_size=64)
+                    client = docker.from_env(timeout=timeout, max_pool_size=64)  # pyright: ignore[reportArgumentType]  # typeshed says int; the SDK hands it to requests, which takes a float (PROBE_TIMEOUT_S is 5.0)
                 else:
                     kwargs = _client_kwargs(host)
                     if kwargs.get("tls"):
                         # requests would let REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE replace the daemon's CA (trust_env):
                         # off before the first request, then the API version asked as `version="auto"` does.
-                        client = docker.DockerClient(timeout=timeout, max_pool_size=64,
-                                                     version=docker.constants.MINIMUM_DOCKER_API_VERSION, **kwargs)
+                        client = docker.DockerClient(
+                            timeout=timeout,
+                            max_pool_size=64,
+                            version=docker.constants.MINIMUM_DOCKER_API_VERSION,
+                            **kwargs,
+                        )
                         client.api.trust_env = False
-                        client.api._version = client.api._retrieve_server_version()
+                        client.api._version = client.api._retrieve_server_version()  # pyright: ignore[reportAttributeAccessIssue]  # the SDK's private version slot, set as its own version="auto" does; typeshed omits both
                     else:
                         client = docker.DockerClient(timeout=timeout, max_pool_size=64, **kwargs)
             except docker.errors.DockerException as exc:  # no daemon: an infrastructure failure, said as one
                 hint = ""
                 if host.startswith("ssh://"):  # ssh's own words (a refused key) went to stderr, not into exc
-                    hint = (f" (over ssh: `{_ssh_command(host)} docker system dial-stdio` must work without a "
-                            "prompt: the key, known_hosts, and the docker CLI on that host)")
+                    hint = (
+                        f" (over ssh: `{_ssh_command(host)} docker system dial-stdio` must work without a "
+                        "prompt: the key, known_hosts, and the docker CLI on that host)"
+                    )
                 raise SandboxError(f"cannot reach the Docker engine at {host}: {exc}{hint}") from exc
             with _CLIENT_LOCK:
                 _CLIENTS[(host, timeout)] = client
@@ -133,7 +142,9 @@ def is_not_running_error(exc: BaseException) -> bool:
     if isinstance(exc, docker.errors.NotFound):
         return True
     text = str(exc).lower()
-    return isinstance(exc, docker.errors.APIError) and ("is not running" in text or "is paused" in text or "dead or marked for removal" in text)
+    return isinstance(exc, docker.errors.APIError) and (
+        "is not running" in text or "is paused" in text or "dead or marked for removal" in text
+    )
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -151,7 +162,7 @@ def with_retries(fn: Callable[[], T], what: str, attempts: int = 4, base_delay_s
     for attempt in range(attempts):
         try:
             return fn()
-        except Exception as exc:  # noqa: BLE001 - classified below
+        except Exception as exc:
             if is_not_running_error(exc):
                 raise SandboxDeadError(f"{what}: the container is not running ({exc})") from exc
             if not is_transient(exc) or attempt == attempts - 1:

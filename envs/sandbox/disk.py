@@ -8,11 +8,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import docker
 import docker.errors
-
 
 if TYPE_CHECKING:
     from rollgym.envs.sandbox.docker_sandbox import DockerSandbox
@@ -48,7 +48,9 @@ def storage_size_supported(client: docker.DockerClient) -> bool:
             return False
         status = dict(info.get("DriverStatus") or [])
         driver = info.get("Driver", "")
-        _driver_support[key] = driver in _SIZED_DRIVERS or (driver == "overlay2" and status.get("Backing Filesystem") == "xfs")
+        _driver_support[key] = driver in _SIZED_DRIVERS or (
+            driver == "overlay2" and status.get("Backing Filesystem") == "xfs"
+        )
     return _driver_support[key]
 
 
@@ -74,7 +76,7 @@ class DiskWatch:
         self._thread: threading.Thread | None = None
 
     @contextlib.contextmanager
-    def watching(self, sandbox: "DockerSandbox") -> Iterator[None]:
+    def watching(self, sandbox: DockerSandbox) -> Iterator[None]:
         """Measure `sandbox` while the block runs (a command), and once more when it ends."""
         with self._lock:
             self._active[sandbox] = self._active.get(sandbox, 0) + 1
@@ -113,7 +115,7 @@ class DiskWatch:
                 check(sandbox)
 
 
-def check(sandbox: "DockerSandbox") -> None:
+def check(sandbox: DockerSandbox) -> None:
     """Measure one sandbox's writable layer; over budget, record it and kill the container."""
     budget = sandbox.disk_budget
     if budget is None or sandbox.closed or sandbox.disk_used is not None:

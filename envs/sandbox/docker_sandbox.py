@@ -17,13 +17,27 @@ import urllib3.exceptions
 
 from rollgym.envs.sandbox import hosts, lifecycle
 from rollgym.envs.sandbox.archives import dir_archive, file_archive, first_file
-from rollgym.envs.sandbox.daemon import DEFAULT_HOST, client_for, configured_hosts, host_of, is_not_running_error, with_retries
+from rollgym.envs.sandbox.daemon import (
+    DEFAULT_HOST,
+    client_for,
+    configured_hosts,
+    host_of,
+    is_not_running_error,
+    with_retries,
+)
 from rollgym.envs.sandbox.disk import WATCH, parse_size, storage_size_refused, storage_size_supported
-from rollgym.envs.sandbox.models import QUIET_ENV, ExecResult, SandboxConfig
-from rollgym.envs.sandbox.keepalive import keepalive_command
-from rollgym.envs.sandbox.errors import (DirectoryInSandboxError, DiskLimitError, FileNotInSandboxError, HostUnavailableError, ImageError,
-                     SandboxDeadError, SandboxError)
+from rollgym.envs.sandbox.errors import (
+    DirectoryInSandboxError,
+    DiskLimitError,
+    FileNotInSandboxError,
+    HostUnavailableError,
+    ImageError,
+    SandboxDeadError,
+    SandboxError,
+)
 from rollgym.envs.sandbox.host_images import ensure_image_on
+from rollgym.envs.sandbox.keepalive import keepalive_command
+from rollgym.envs.sandbox.models import QUIET_ENV, ExecResult, SandboxConfig
 from rollgym.envs.sandbox.plain_exec import plain_exec
 from rollgym.envs.sandbox.runner_client import RunnerClient, RunnerError, RunnerLostError
 
@@ -37,8 +51,9 @@ class DockerSandbox:
     one of the configured Docker hosts (`config.docker_host`; placement: hosts.py). Every operation on it
     uses that host's client (`self.client`); `self.host` is its address."""
 
-    def __init__(self, config: SandboxConfig, client: docker.DockerClient | None = None, *,
-                 _reserved_host: str | None = None) -> None:
+    def __init__(
+        self, config: SandboxConfig, client: docker.DockerClient | None = None, *, _reserved_host: str | None = None
+    ) -> None:
         """`client`: use this daemon, outside placement; `_reserved_host`: a slot already reserved there
         (`start_sandbox`), which this sandbox now owns."""
         self.config = config
@@ -69,8 +84,10 @@ class DockerSandbox:
                     self._slot = None
                     if isinstance(exc, Exception) and hosts.is_unreachable(exc):
                         hosts.mark_down(self.host, f"{type(exc).__name__}: {exc}")
-                        raise HostUnavailableError(f"Docker host {self.host} does not answer (out of rotation for "
-                                                   f"{hosts.COOLDOWN_S:.0f}s): {exc}") from exc
+                        raise HostUnavailableError(
+                            f"Docker host {self.host} does not answer (out of rotation for "
+                            f"{hosts.COOLDOWN_S:.0f}s): {exc}"
+                        ) from exc
                     raise
             lifecycle.register(self)
         if config.use_runner:
@@ -82,38 +99,64 @@ class DockerSandbox:
         tmpfs = dict(cfg.tmpfs)
         if cfg.read_only:
             tmpfs.setdefault("/tmp", "rw,exec,size=512m,mode=1777")
-        labels = {**cfg.labels, **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s), lifecycle.HOST_LABEL: self.host}
-        kwargs = dict(
-            command=keepalive_command(cfg.ttl_s), name=self.name, detach=True, init=False, labels=labels,
-            network_mode=cfg.network_mode, mem_limit=cfg.mem_limit, memswap_limit=cfg.memswap_limit or cfg.mem_limit,
-            nano_cpus=int(cfg.cpus * 1e9), pids_limit=cfg.pids_limit, cap_drop=["ALL"],
-            security_opt=["no-new-privileges"], read_only=cfg.read_only, tmpfs=tmpfs or None,
-            user=cfg.user or "", working_dir=cfg.workdir, environment={**QUIET_ENV, **cfg.env},
-            auto_remove=True, stdin_open=False, tty=False,
-        )
+        labels = {
+            **cfg.labels,
+            **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s),
+            lifecycle.HOST_LABEL: self.host,
+        }
+        kwargs = {
+            "command": keepalive_command(cfg.ttl_s),
+            "name": self.name,
+            "detach": True,
+            "init": False,
+            "labels": labels,
+            "network_mode": cfg.network_mode,
+            "mem_limit": cfg.mem_limit,
+            "memswap_limit": cfg.memswap_limit or cfg.mem_limit,
+            "nano_cpus": int(cfg.cpus * 1e9),
+            "pids_limit": cfg.pids_limit,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "read_only": cfg.read_only,
+            "tmpfs": tmpfs or None,
+            "user": cfg.user or "",
+            "working_dir": cfg.workdir,
+            "environment": {**QUIET_ENV, **cfg.env},
+            "auto_remove": True,
+            "stdin_open": False,
+            "tty": False,
+        }
         if cfg.disk_limit and storage_size_supported(self.client):
             kwargs["storage_opt"] = {"size": cfg.disk_limit}
         try:
             try:
-                container = with_retries(lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}")
+                container = with_retries(
+                    lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}"
+                )
             except (docker.errors.APIError, SandboxError) as exc:
                 if "storage_opt" not in kwargs or "storage" not in str(exc).lower():
                     raise
                 storage_size_refused(self.client)  # e.g. xfs without pquota: measure instead
                 del kwargs["storage_opt"]
-                container = with_retries(lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}")
+                container = with_retries(
+                    lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}"
+                )
         except docker.errors.ImageNotFound as exc:
-            raise ImageError(f"image {cfg.image!r} not found locally (build it, e.g. `rollgym image bootstrap`, or pull it)") from exc
+            raise ImageError(
+                f"image {cfg.image!r} not found locally (build it, e.g. `rollgym image bootstrap`, or pull it)"
+            ) from exc
         except SandboxError as exc:
             if "No such image" in str(exc):
-                raise ImageError(f"image {cfg.image!r} not found locally (build it, e.g. `rollgym image bootstrap`)") from exc
+                raise ImageError(
+                    f"image {cfg.image!r} not found locally (build it, e.g. `rollgym image bootstrap`)"
+                ) from exc
             raise
         try:
             with_retries(container.start, f"start {self.name}")
         except BaseException:
             try:
                 container.remove(force=True)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - the start's own error is the one raised
                 pass
             raise
         if cfg.disk_limit and "storage_opt" not in kwargs:
@@ -122,12 +165,18 @@ class DockerSandbox:
 
     def _start_runner(self) -> None:
         try:
-            runner = RunnerClient(self.client.api, self.container.id, self.config.user)
+            runner = RunnerClient(self.client.api, self._container_id, self.config.user)
             runner.ping()
             self._runner = runner
         except Exception as exc:  # noqa: BLE001 - any failure means: use plain exec
             self.runner_error = f"{type(exc).__name__}: {exc}"
             self._runner = None
+
+    @property
+    def _container_id(self) -> str:
+        container_id = self.container.id
+        assert container_id is not None  # docker-py types Model.id as optional; a created container has its id
+        return container_id
 
     @property
     def closed(self) -> bool:
@@ -157,36 +206,54 @@ class DockerSandbox:
 
     def _dead_error(self, what: str, exc: BaseException | None = None) -> SandboxDeadError:
         if self.disk_used is not None:
-            return self._disk_error()
-        return SandboxDeadError(f"{what}: sandbox container {self.name} is no longer running (status: {self.status()})"
-                                + (f": {exc}" if exc else ""))
+            return self._disk_error(self.disk_used)
+        return SandboxDeadError(
+            f"{what}: sandbox container {self.name} is no longer running (status: {self.status()})"
+            + (f": {exc}" if exc else "")
+        )
 
     def _raise_if_dead(self, what: str, exc: BaseException) -> None:
         """`SandboxDeadError` when a request failed because the container (or its host) is no longer running."""
         if not self.status().startswith("running"):
             raise self._dead_error(what, exc) from exc
 
-    def _disk_error(self) -> DiskLimitError:
-        return DiskLimitError(f"the sandbox's commands wrote {self.disk_used / 2**30:.2f} GiB, over its disk budget of "
-                              f"{self.config.disk_limit}; the container was stopped")
+    def _disk_error(self, used: int) -> DiskLimitError:
+        return DiskLimitError(
+            f"the sandbox's commands wrote {used / 2**30:.2f} GiB, over its disk budget of "
+            f"{self.config.disk_limit}; the container was stopped"
+        )
 
     # -- exec ------------------------------------------------------------------------------------
-    def exec(self, cmd: str, timeout: float | None = None, cwd: str | None = None,
-             env: dict[str, str] | None = None, stdin: bytes | None = None, max_output: int | None = None) -> ExecResult:
+    def exec(
+        self,
+        cmd: str,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: bytes | None = None,
+        max_output: int | None = None,
+    ) -> ExecResult:
         """Run `cmd` with `/bin/sh -c`; on timeout its whole process group and session are SIGKILLed. With a
         measured disk budget the writable layer is watched meanwhile: over it, `DiskLimitError`."""
         if self.disk_used is not None:
-            raise self._disk_error()
+            raise self._disk_error(self.disk_used)
         if self.disk_budget is None:
             return self._exec(cmd, timeout, cwd, env, stdin, max_output)
         with WATCH.watching(self):
             result = self._exec(cmd, timeout, cwd, env, stdin, max_output)
         if self.disk_used is not None:
-            raise self._disk_error()
+            raise self._disk_error(self.disk_used)
         return result
 
-    def _exec(self, cmd: str, timeout: float | None, cwd: str | None, env: dict[str, str] | None,
-              stdin: bytes | None, max_output: int | None) -> ExecResult:
+    def _exec(
+        self,
+        cmd: str,
+        timeout: float | None,
+        cwd: str | None,
+        env: dict[str, str] | None,
+        stdin: bytes | None,
+        max_output: int | None,
+    ) -> ExecResult:
         self._check_open()
         timeout = float(timeout or self.config.default_timeout_s)
         cwd = cwd or self.config.workdir
@@ -210,29 +277,48 @@ class DockerSandbox:
                         runner.close()
                         self._runner = None
                 if isinstance(exc, RunnerLostError):  # never run a command twice: report, do not retry
-                    return ExecResult(exit_code=None, output=f"[rollgym] lost track of this command: the sandbox's "
-                                      f"command runner stopped ({exc}); it may or may not have completed",
-                                      via="runner", duration_s=0.0)
+                    return ExecResult(
+                        exit_code=None,
+                        output=f"[rollgym] lost track of this command: the sandbox's "
+                        f"command runner stopped ({exc}); it may or may not have completed",
+                        via="runner",
+                        duration_s=0.0,
+                    )
                 # not sent yet: fall through to plain exec
         if stdin:
-            raise SandboxError("passing stdin needs the persistent runner, which is not available in this sandbox"
-                               f" ({self.runner_error})")
+            raise SandboxError(
+                "passing stdin needs the persistent runner, which is not available in this sandbox"
+                f" ({self.runner_error})"
+            )
         return self._exec_plain(cmd, timeout, cwd, env, max_output)
 
-    def _exec_plain(self, cmd: str, timeout: float, cwd: str, env: dict[str, str] | None, max_output: int) -> ExecResult:
+    def _exec_plain(
+        self, cmd: str, timeout: float, cwd: str, env: dict[str, str] | None, max_output: int
+    ) -> ExecResult:
         try:
-            res = plain_exec(self.client.api, self.container.id, self.config.user or "", cmd, timeout, cwd, env, max_output)
+            res = plain_exec(
+                self.client.api, self._container_id, self.config.user or "", cmd, timeout, cwd, env, max_output
+            )
         except SandboxDeadError as exc:
             raise self._dead_error("exec", exc) from exc
         except SandboxError as exc:  # the daemon failed the request: a dead container (or host) says so
             self._raise_if_dead("exec", exc)
             raise
-        if (not res.timed_out and res.exit_code is None) or (res.exit_code == 137 and not self.status().startswith("running")):
+        if (not res.timed_out and res.exit_code is None) or (
+            res.exit_code == 137 and not self.status().startswith("running")
+        ):
             raise self._dead_error("exec")
         return res
 
-    async def aexec(self, cmd: str, timeout: float | None = None, cwd: str | None = None,
-                    env: dict[str, str] | None = None, stdin: bytes | None = None, max_output: int | None = None) -> ExecResult:
+    async def aexec(
+        self,
+        cmd: str,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: bytes | None = None,
+        max_output: int | None = None,
+    ) -> ExecResult:
         """`exec` in a worker thread, so many sandboxes and tool calls run concurrently."""
         return await asyncio.to_thread(self.exec, cmd, timeout, cwd, env, stdin, max_output)
 
@@ -286,7 +372,7 @@ class DockerSandbox:
             return self._read_via_exec(path, max_bytes)
         try:
             stream, stat = self.container.get_archive(path)
-            if stat.get("mode", 0) & (1 << 31):
+            if (stat or {}).get("mode", 0) & (1 << 31):  # no stat header: not known to be a directory
                 raise DirectoryInSandboxError(f"{path} is a directory")
             data = first_file(stream, max_bytes)
         except docker.errors.NotFound as exc:
@@ -297,7 +383,10 @@ class DockerSandbox:
             if is_not_running_error(exc):
                 raise self._dead_error(f"read {path}", exc) from exc
             raise SandboxError(f"read {path}: {exc}") from exc
-        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:  # dropped, or cut off mid-archive
+        except (
+            requests.exceptions.RequestException,
+            urllib3.exceptions.HTTPError,
+        ) as exc:  # dropped, or cut off mid-archive
             self._raise_if_dead(f"read {path}", exc)
             raise SandboxError(f"read {path}: Docker daemon error: {exc}") from exc
         if data is None:
@@ -306,8 +395,11 @@ class DockerSandbox:
 
     def _read_via_exec(self, path: str, max_bytes: int | None) -> bytes:
         q = shlex.quote(path)
-        res = self.exec(f"if [ -d {q} ]; then echo DIR; elif [ -f {q} ]; then echo FILE; base64 -w0 {q}; else echo MISSING; fi",
-                        timeout=120, max_output=1 << 30)
+        res = self.exec(
+            f"if [ -d {q} ]; then echo DIR; elif [ -f {q} ]; then echo FILE; base64 -w0 {q}; else echo MISSING; fi",
+            timeout=120,
+            max_output=1 << 30,
+        )
         kind, _, payload = res.output.partition("\n")
         if kind == "MISSING":
             raise FileNotInSandboxError(f"{path}: no such file in sandbox")
@@ -368,20 +460,22 @@ class DockerSandbox:
         """`close` that completes even if the awaiting task is cancelled."""
         await asyncio.shield(asyncio.to_thread(self.close))
 
-    def __enter__(self) -> "DockerSandbox":
+    def __enter__(self) -> DockerSandbox:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    async def __aenter__(self) -> "DockerSandbox":
+    async def __aenter__(self) -> DockerSandbox:
         return self
 
     async def __aexit__(self, *exc) -> None:
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f"DockerSandbox(name={self.name!r}, image={self.config.image!r}, host={self.host!r}, closed={self._closed})"
+        return (
+            f"DockerSandbox(name={self.name!r}, image={self.config.image!r}, host={self.host!r}, closed={self._closed})"
+        )
 
 
 async def start_sandbox(config: SandboxConfig) -> DockerSandbox:

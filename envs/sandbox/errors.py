@@ -32,4 +32,12 @@ class DirectoryInSandboxError(EnvError, IsADirectoryError):
     """A file operation on a path that is a directory in the sandbox."""
 
 
-__all__ = ["DirectoryInSandboxError", "DiskLimitError", "FileNotInSandboxError", "HostUnavailableError", "ImageError", "SandboxDeadError", "SandboxError"]
+__all__ = [
+    "DirectoryInSandboxError",
+    "DiskLimitError",
+    "FileNotInSandboxError",
+    "HostUnavailableError",
+    "ImageError",
+    "SandboxDeadError",
+    "SandboxError",
+]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import docker.errors
 import requests.exceptions
@@ -33,7 +33,9 @@ def copy_image(name: str, source: str, dest: str, log: Log = lambda _m: None) ->
     try:
         for message in dst.api.load_image(src.api.get_image(name, chunk_size=1 << 20), quiet=True):
             if isinstance(message, dict) and (message.get("error") or message.get("errorDetail")):
-                raise ImageError(f"loading {name} into {dest} failed: {message.get('error') or message.get('errorDetail')}")
+                raise ImageError(
+                    f"loading {name} into {dest} failed: {message.get('error') or message.get('errorDetail')}"
+                )
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise ImageError(f"copying {name} from {source} to {dest} failed: {exc}") from exc
     if not images.image_exists(name, dst):
@@ -66,8 +68,10 @@ def _provide(name: str, host: str, others: list[str], log: Log) -> None:
     if name == images.base_image_name():
         images.bootstrap_base_image(log=log, client=client_for(host))
         return
-    raise ImageError(f"image {name!r} not found on any of the Docker hosts {[host, *others]}, and rollgym cannot build "
-                     "it (build it, e.g. `rollgym image bootstrap`, or import or pull it on one of them)")
+    raise ImageError(
+        f"image {name!r} not found on any of the Docker hosts {[host, *others]}, and rollgym cannot build "
+        "it (build it, e.g. `rollgym image bootstrap`, or import or pull it on one of them)"
+    )
 
 
 def ensure_image_on(name: str, host: str, others: list[str], log: Log = lambda _m: None) -> None:

@@ -8,7 +8,9 @@ from rollgym.envs.sandbox.errors import SandboxError
 from rollgym.envs.sandbox.lifecycle import ContainerRow, list_sandboxes, prune
 
 
-def list_hosts(run_id: str | None = None, docker_host: str | list[str] | None = None) -> tuple[list[ContainerRow], dict[str, str]]:
+def list_hosts(
+    run_id: str | None = None, docker_host: str | list[str] | None = None
+) -> tuple[list[ContainerRow], dict[str, str]]:
     """The rollgym containers of every host that answered, and why the others did not."""
     rows: list[ContainerRow] = []
     failed: dict[str, str] = {}
@@ -20,8 +22,9 @@ def list_hosts(run_id: str | None = None, docker_host: str | list[str] | None = 
     return rows, failed
 
 
-def prune_hosts(all_containers: bool = False, run_id: str | None = None,
-                docker_host: str | list[str] | None = None) -> tuple[list[str], dict[str, str]]:
+def prune_hosts(
+    all_containers: bool = False, run_id: str | None = None, docker_host: str | list[str] | None = None
+) -> tuple[list[str], dict[str, str]]:
     """`prune` on every host; the names removed, and why the hosts that failed did."""
     removed: list[str] = []
     failed: dict[str, str] = {}
@@ -37,4 +40,6 @@ def table(rows: list[ContainerRow]) -> str:
     """Aligned columns NAME, HOST, STATE, RUN, TASK."""
     lines = [("NAME", "HOST", "STATE", "RUN", "TASK")] + [(r.name, r.host, r.state, r.run_id, r.task_id) for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(4)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line[:4], widths)) + "  " + line[4] for line in lines)
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(line[:4], widths, strict=False)) + "  " + line[4] for line in lines
+    )

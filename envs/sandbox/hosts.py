@@ -73,8 +73,11 @@ def _without_ledger(exc: BaseException, hosts: list[str], cap: int | None) -> st
 
 
 def _ledger_failed(exc: BaseException) -> None:
-    _LOG.warning("the shared sandbox placement ledger is gone (%s: %s); placing by this process's own count",
-                 type(exc).__name__, exc)
+    _LOG.warning(
+        "the shared sandbox placement ledger is gone (%s: %s); placing by this process's own count",
+        type(exc).__name__,
+        exc,
+    )
     share(None)
 
 
@@ -106,8 +109,16 @@ def is_unreachable(exc: BaseException) -> bool:
     """A failure that means the daemon itself does not answer (not an error it reported)."""
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError,
-                             FileNotFoundError, TimeoutError)):
+        if isinstance(
+            seen,
+            (
+                requests.exceptions.ConnectionError,
+                requests.exceptions.Timeout,
+                ConnectionError,
+                FileNotFoundError,
+                TimeoutError,
+            ),
+        ):
             return True
         if isinstance(seen, HostUnavailableError):
             return True
@@ -250,7 +261,7 @@ def release(address: str) -> None:
     if shared and ledger is not None:
         try:
             ledger.give(ledger_key(address))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a failed ledger falls back to the local count
             _ledger_failed(exc)
 
 
@@ -278,10 +289,25 @@ def home_client(docker_host: str | list[str] | None = None):
 def reset(address: str | None = None) -> None:
     """Put a host (or all) back in rotation now (tests, or an operator who knows it is back)."""
     with _COND:
-        for state in ([_state(address)] if address else list(_STATES.values())):
+        for state in [_state(address)] if address else list(_STATES.values()):
             state.down_until, state.down_reason = 0.0, ""
         _COND.notify_all()
 
 
-__all__ = ["COOLDOWN_S", "DEFAULT_HOST", "Ledger", "areserve", "ledger_key", "share", "home_client", "is_unreachable", "load", "mark_down", "out_of_rotation",
-           "release", "reserve", "reset", "try_reserve"]
+__all__ = [
+    "COOLDOWN_S",
+    "DEFAULT_HOST",
+    "Ledger",
+    "areserve",
+    "ledger_key",
+    "share",
+    "home_client",
+    "is_unreachable",
+    "load",
+    "mark_down",
+    "out_of_rotation",
+    "release",
+    "reserve",
+    "reset",
+    "try_reserve",
+]

@@ -10,8 +10,8 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import docker
 import docker.errors
@@ -83,7 +83,14 @@ def bootstrap_base_image(log: Log = print, force: bool = False, client: docker.D
         with tempfile.TemporaryDirectory(prefix="rollgym-rootfs-", dir="/var/tmp") as tmp:
             root = Path(tmp) / "root"
             log(f"[image] debootstrap {BASE_SUITE} (minbase + {', '.join(BASE_PACKAGES)}) into {root}")
-            cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}", BASE_SUITE, str(root), BASE_MIRROR]
+            cmd = [
+                "debootstrap",
+                "--variant=minbase",
+                f"--include={','.join(BASE_PACKAGES)}",
+                BASE_SUITE,
+                str(root),
+                BASE_MIRROR,
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise ImageError(f"debootstrap failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}")
@@ -103,8 +110,13 @@ def bootstrap_base_image(log: Log = print, force: bool = False, client: docker.D
     return name
 
 
-def build_image_from_dockerfile(dockerfile: str, tag: str, files: dict[str, bytes] | None = None, log: Log = print,
-                                client: docker.DockerClient | None = None) -> str:
+def build_image_from_dockerfile(
+    dockerfile: str,
+    tag: str,
+    files: dict[str, bytes] | None = None,
+    log: Log = print,
+    client: docker.DockerClient | None = None,
+) -> str:
     """`docker build` of an in-memory context (a Dockerfile plus files), with no network; the recipe is kept
     (`RECIPES`) so other Docker hosts can build the same image."""
     RECIPES[tag] = (dockerfile, dict(files or {}))
@@ -117,8 +129,9 @@ def build_image_from_dockerfile(dockerfile: str, tag: str, files: dict[str, byte
     context.seek(0)
     client = client or docker_client()
     try:
-        _, logs = client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True,
-                                      network_mode="none", pull=False)
+        _, logs = client.images.build(
+            fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True, network_mode="none", pull=False
+        )
     except docker.errors.BuildError as exc:
         tail = "".join(str(chunk.get("stream", chunk.get("error", ""))) for chunk in exc.build_log)[-3000:]
         raise ImageError(f"building {tag} failed: {exc.msg}\n{tail}") from exc
@@ -146,8 +159,9 @@ def build_image(context_dir: str | Path, repo: str, log: Log = print, network_mo
         return tag
     log(f"[image] building {tag} from {context_dir}")
     try:
-        docker_client().images.build(path=str(context_dir), tag=tag, rm=True, forcerm=True, pull=False,
-                                      network_mode=network_mode)
+        docker_client().images.build(
+            path=str(context_dir), tag=tag, rm=True, forcerm=True, pull=False, network_mode=network_mode
+        )
     except (docker.errors.BuildError, docker.errors.APIError) as exc:
         raise ImageError(f"building {tag} from {context_dir} failed: {exc}") from exc
     return tag
@@ -163,6 +177,8 @@ def ensure_image(name: str, log: Log = print, client: docker.DockerClient | None
     try:
         client.images.pull(name)
     except docker.errors.APIError as exc:
-        raise ImageError(f"image {name!r} is not present and cannot be pulled ({exc}); "
-                         "on machines without a registry, build or import it first") from exc
+        raise ImageError(
+            f"image {name!r} is not present and cannot be pulled ({exc}); "
+            "on machines without a registry, build or import it first"
+        ) from exc
     return name

@@ -27,7 +27,7 @@ LABEL = "rollgym"
 HOST_LABEL = "rollgym.docker_host"  # the Docker host address (`rollgym.host` is the machine that created it)
 RUN_ID = os.environ.get("ROLLGYM_RUN_ID") or uuid.uuid4().hex[:12]
 HOST = socket.gethostname()
-_LIVE: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
 _LOCK = threading.Lock()
 _INSTALLED = False
 _COLLECTING = threading.local()  # .group: the SandboxGroup this thread's new sandboxes join
@@ -46,7 +46,7 @@ def base_labels(run_id: str | None, task_id: str | None, ttl_s: int) -> dict[str
     }
 
 
-def register(sandbox: "DockerSandbox") -> None:
+def register(sandbox: DockerSandbox) -> None:
     """Track a live sandbox so the process backstop can close it; install the backstop once. A sandbox created
     for a `SandboxGroup` that was stopped meanwhile is closed at once (`SandboxDeadError`)."""
     global _INSTALLED
@@ -68,12 +68,12 @@ def register(sandbox: "DockerSandbox") -> None:
             pass
 
 
-def unregister(sandbox: "DockerSandbox") -> None:
+def unregister(sandbox: DockerSandbox) -> None:
     with _LOCK:
         _LIVE.discard(sandbox)
 
 
-def _on_sigterm(signum, frame) -> None:  # noqa: ARG001
+def _on_sigterm(signum, frame) -> None:
     close_all()
     raise SystemExit(128 + signum)
 
@@ -123,7 +123,7 @@ class SandboxGroup:
     which also closes any created after it: a run stopped while its workers create sandboxes leaves none."""
 
     def __init__(self) -> None:
-        self._live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
+        self._live: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
         self._lock = threading.Lock()
         self.stopped = False
 
@@ -137,7 +137,7 @@ class SandboxGroup:
         finally:
             _COLLECTING.group = previous
 
-    def _add(self, sandbox: "DockerSandbox") -> bool:
+    def _add(self, sandbox: DockerSandbox) -> bool:
         with self._lock:
             if not self.stopped:
                 self._live.add(sandbox)
@@ -207,10 +207,18 @@ def _name(container: dict) -> str:
 
 def list_sandboxes(run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[ContainerRow]:
     """rollgym containers (optionally of one run) on every configured host, running or not."""
-    return [ContainerRow(name=_name(c), host=host, state=c.get("State", ""),
-                         run_id=(c.get("Labels") or {}).get("rollgym.run_id", ""),
-                         task_id=(c.get("Labels") or {}).get("rollgym.task_id", ""), labels=c.get("Labels") or {})
-            for host in configured_hosts(docker_host) for c in _rows(host, run_id)]
+    return [
+        ContainerRow(
+            name=_name(c),
+            host=host,
+            state=c.get("State", ""),
+            run_id=(c.get("Labels") or {}).get("rollgym.run_id", ""),
+            task_id=(c.get("Labels") or {}).get("rollgym.task_id", ""),
+            labels=c.get("Labels") or {},
+        )
+        for host in configured_hosts(docker_host)
+        for c in _rows(host, run_id)
+    ]
 
 
 def list_containers(run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[str]:
@@ -218,7 +226,9 @@ def list_containers(run_id: str | None = None, docker_host: str | list[str] | No
     return [row.name for row in list_sandboxes(run_id, docker_host)]
 
 
-def prune(all_containers: bool = False, run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[str]:
+def prune(
+    all_containers: bool = False, run_id: str | None = None, docker_host: str | list[str] | None = None
+) -> list[str]:
     """Remove rollgym containers on every configured host: orphans by default, one run's with `run_id`, or all
     with `all_containers`."""
     removed = []

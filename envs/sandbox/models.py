@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
+
 from rollgym.models import BoundaryModel
 
 # Set in every sandbox so tools never wait on a pager, a prompt, or a progress bar.

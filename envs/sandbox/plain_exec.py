@@ -34,15 +34,31 @@ def _exit_code(api: docker.APIClient, exec_id: str) -> int | None:
     return None
 
 
-def plain_exec(api: docker.APIClient, container_id: str, user: str, cmd: str, timeout: float, cwd: str,
-               env: dict[str, str] | None, max_output: int) -> ExecResult:
+def plain_exec(
+    api: docker.APIClient,
+    container_id: str,
+    user: str,
+    cmd: str,
+    timeout: float,
+    cwd: str,
+    env: dict[str, str] | None,
+    max_output: int,
+) -> ExecResult:
     """Run `cmd`; `exit_code` is None after a timeout, or when the daemon lost the exec (dead container)."""
     token = uuid.uuid4().hex[:12]
     pidfile = f"/tmp/.rollgym-{token}.pid"
     script = f'echo $$ > {pidfile} 2>/dev/null; sh -c "$1"; rc=$?; rm -f {pidfile}; exit $rc'
     start = time.monotonic()
-    exec_id = with_retries(lambda: api.exec_create(container_id, ["setsid", "-w", "sh", "-c", script, "sh", cmd],
-                                                   workdir=cwd, environment={**(env or {}), MARK: token}, user=user)["Id"], "exec")
+    exec_id = with_retries(
+        lambda: api.exec_create(
+            container_id,
+            ["setsid", "-w", "sh", "-c", script, "sh", cmd],
+            workdir=cwd,
+            environment={**(env or {}), MARK: token},
+            user=user,
+        )["Id"],
+        "exec",
+    )
     try:
         stream = api.exec_start(exec_id, stream=True)
     except (docker.errors.APIError, requests.exceptions.RequestException) as exc:  # e.g. its daemon died just now
@@ -62,14 +78,22 @@ def plain_exec(api: docker.APIClient, container_id: str, user: str, cmd: str, ti
     threading.Thread(target=pump, name="rollgym-exec-pump", daemon=True).start()
     timed_out = not done.wait(timeout)
     if timed_out:
-        kill = (f'sid=$(cat {pidfile} 2>/dev/null); [ -n "$sid" ] && {{ kill -9 -- -$sid; pkill -9 -s $sid; }}; rm -f {pidfile}; '
-                f'for f in $(grep -lzx "{MARK}={token}" /proc/[0-9]*/environ 2>/dev/null); do p=${{f#/proc/}}; kill -9 ${{p%/environ}}; done')
+        kill = (
+            f'sid=$(cat {pidfile} 2>/dev/null); [ -n "$sid" ] && {{ kill -9 -- -$sid; pkill -9 -s $sid; }}; rm -f {pidfile}; '
+            f'for f in $(grep -lzx "{MARK}={token}" /proc/[0-9]*/environ 2>/dev/null); do p=${{f#/proc/}}; kill -9 ${{p%/environ}}; done'
+        )
         try:
             api.exec_start(api.exec_create(container_id, ["sh", "-c", kill], user=user)["Id"])
         except (docker.errors.APIError, requests.exceptions.RequestException):
             pass
         done.wait(10)
     code = None if timed_out else _exit_code(api, exec_id)
-    return ExecResult(exit_code=code, output=render_output(bytes(buf.head), bytes(buf.tail), buf.elided),
-                      timed_out=timed_out, truncated=buf.elided > 0, elided_bytes=buf.elided,
-                      duration_s=time.monotonic() - start, via="exec")
+    return ExecResult(
+        exit_code=code,
+        output=render_output(bytes(buf.head), bytes(buf.tail), buf.elided),
+        timed_out=timed_out,
+        truncated=buf.elided > 0,
+        elided_bytes=buf.elided,
+        duration_s=time.monotonic() - start,
+        via="exec",
+    )

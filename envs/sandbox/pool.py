@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict, deque
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 from rollgym.envs.sandbox.docker_sandbox import DockerSandbox, start_sandbox
-from rollgym.envs.sandbox.models import SandboxConfig
 from rollgym.envs.sandbox.errors import ImageError, SandboxError
+from rollgym.envs.sandbox.models import SandboxConfig
 
 
 def _key(config: SandboxConfig) -> str:
@@ -22,8 +22,14 @@ def _key(config: SandboxConfig) -> str:
 class SandboxPool:
     """Hands out running sandboxes fast: `warm` spares per configuration are kept started in the background."""
 
-    def __init__(self, warm: int = 2, max_daemon_calls: int = 8, creates_per_s: float = 20.0,
-                 retries: int = 3, backoff_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        warm: int = 2,
+        max_daemon_calls: int = 8,
+        creates_per_s: float = 20.0,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+    ) -> None:
         self.warm = warm
         self.retries = retries
         self.backoff_s = backoff_s

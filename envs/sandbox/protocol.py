@@ -14,16 +14,29 @@ class Sandbox(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    def exec(self, cmd: str, timeout: float | None = None, cwd: str | None = None,
-             env: dict[str, str] | None = None, stdin: bytes | None = None, max_output: int | None = None) -> ExecResult: ...
+    def exec(
+        self,
+        cmd: str,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: bytes | None = None,
+        max_output: int | None = None,
+    ) -> ExecResult: ...
 
-    async def aexec(self, cmd: str, timeout: float | None = None, cwd: str | None = None,
-                    env: dict[str, str] | None = None, stdin: bytes | None = None,
-                    max_output: int | None = None) -> ExecResult: ...
+    async def aexec(
+        self,
+        cmd: str,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: bytes | None = None,
+        max_output: int | None = None,
+    ) -> ExecResult: ...
 
     def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None: ...
 
-    def read_file(self, path: str) -> bytes: ...
+    def read_file(self, path: str, max_bytes: int | None = None) -> bytes: ...
 
     def upload_dir(self, local_dir: str, dest: str) -> None: ...
 

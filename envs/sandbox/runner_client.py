@@ -13,8 +13,8 @@ from pathlib import Path
 
 import docker
 
-from rollgym.envs.sandbox.models import ExecResult
 from rollgym.envs.sandbox.errors import SandboxError
+from rollgym.envs.sandbox.models import ExecResult
 from rollgym.envs.sandbox.output import render_output
 
 RUNNER_SOURCE = (Path(__file__).parent / "runner_script.py").read_text()
@@ -32,10 +32,17 @@ class RunnerClient:
     """Talks to `runner_script.py` running inside a container over a hijacked `docker exec` socket."""
 
     def __init__(self, api: docker.APIClient, container_id: str, user: str | None = None) -> None:
-        exec_id = api.exec_create(container_id, ["python3", "-u", "-c", RUNNER_SOURCE], stdin=True, stdout=True,
-                                  stderr=True, tty=False, user=user or "")["Id"]
+        exec_id = api.exec_create(
+            container_id,
+            ["python3", "-u", "-c", RUNNER_SOURCE],
+            stdin=True,
+            stdout=True,
+            stderr=True,
+            tty=False,
+            user=user or "",
+        )["Id"]
         raw = api.exec_start(exec_id, socket=True)
-        self._sock: socket.socket = getattr(raw, "_sock", raw)
+        self._sock: socket.socket = getattr(raw, "_sock", raw)  # pyright: ignore[reportAttributeAccessIssue]  # the socket under docker-py's SocketIO (its private _sock), or the socket itself (ssh, TLS); the stubs cannot say which
         self._sock.settimeout(None)
         self._ids = itertools.count(1)
         self._pending: dict[int, Future] = {}
@@ -89,7 +96,9 @@ class RunnerClient:
         except OSError as exc:
             self._fail(f"runner connection lost: {exc}")
             return
-        self._fail("runner exited" + (f": {self.stderr_tail.decode(errors='replace')[-500:]}" if self.stderr_tail else ""))
+        self._fail(
+            "runner exited" + (f": {self.stderr_tail.decode(errors='replace')[-500:]}" if self.stderr_tail else "")
+        )
 
     def _fail(self, why: str) -> None:
         with self._lock:
@@ -131,10 +140,19 @@ class RunnerClient:
         if not header.get("pong"):
             raise RunnerError(f"unexpected runner reply {header}")
 
-    def run(self, cmd: str, timeout_s: float, cwd: str | None, env: dict[str, str] | None,
-            max_output: int, stdin: bytes = b"") -> ExecResult:
+    def run(
+        self,
+        cmd: str,
+        timeout_s: float,
+        cwd: str | None,
+        env: dict[str, str] | None,
+        max_output: int,
+        stdin: bytes = b"",
+    ) -> ExecResult:
         """Run `cmd`; the runner enforces the timeout; a runner that stays silent long after it is an error."""
-        fut = self._submit({"cmd": cmd, "timeout": timeout_s, "cwd": cwd, "env": env or {}, "max_output": max_output}, stdin)
+        fut = self._submit(
+            {"cmd": cmd, "timeout": timeout_s, "cwd": cwd, "env": env or {}, "max_output": max_output}, stdin
+        )
         try:
             header, body = fut.result(timeout=timeout_s + 30)
         except FutureTimeout as exc:
@@ -146,9 +164,15 @@ class RunnerClient:
         output = render_output(body[:head_len], body[head_len:], header.get("elided", 0))
         if header.get("error"):
             output = f"[rollgym] could not start the command: {header['error']}\n{output}".rstrip("\n")
-        return ExecResult(exit_code=header.get("exit_code"), output=output, timed_out=bool(header.get("timed_out")),
-                          truncated=header.get("elided", 0) > 0, elided_bytes=header.get("elided", 0),
-                          duration_s=header.get("duration_s", 0.0), via="runner")
+        return ExecResult(
+            exit_code=header.get("exit_code"),
+            output=output,
+            timed_out=bool(header.get("timed_out")),
+            truncated=header.get("elided", 0) > 0,
+            elided_bytes=header.get("elided", 0),
+            duration_s=header.get("duration_s", 0.0),
+            via="runner",
+        )
 
     def close(self) -> None:
         """Close the socket; the runner exits on EOF (and dies with its container anyway)."""

@@ -134,11 +134,18 @@ def _run(req, stdin_data):
     token = "%d.%s" % (os.getpid(), rid)
     env[MARK] = token
     note = b""
-    spawn = lambda: subprocess.Popen(  # noqa: E731
-        ["/bin/sh", "-c", req["cmd"]], cwd=req.get("cwd") or None, env=env,
-        stdin=subprocess.PIPE if stdin_data else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+
+    def spawn():
+        return subprocess.Popen(
+            ["/bin/sh", "-c", req["cmd"]],
+            cwd=req.get("cwd") or None,
+            env=env,
+            stdin=subprocess.PIPE if stdin_data else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
     if _near_pid_limit():
         _kill_leftovers()
         note = b"[rollgym] the sandbox hit its process limit; all leftover processes were killed\n"
@@ -149,17 +156,30 @@ def _run(req, stdin_data):
             _kill_leftovers()
             note = b"[rollgym] the sandbox hit its process limit; all leftover processes were killed\n"
             proc = spawn()
-    except Exception as exc:  # e.g. a missing working directory
-        _send({"id": rid, "exit_code": 127, "timed_out": False, "elided": 0, "head_len": 0,
-               "duration_s": time.monotonic() - start, "error": "%s: %s" % (type(exc).__name__, exc)})
+    except Exception as exc:  # noqa: BLE001 - e.g. a missing working directory
+        _send(
+            {
+                "id": rid,
+                "exit_code": 127,
+                "timed_out": False,
+                "elided": 0,
+                "head_len": 0,
+                "duration_s": time.monotonic() - start,
+                "error": "%s: %s" % (type(exc).__name__, exc),
+            }
+        )
         return
     if stdin_data:
+        stdin = proc.stdin
+        assert stdin is not None  # spawned with stdin=PIPE when there is stdin data
+
         def feed():
             try:
-                proc.stdin.write(stdin_data)
-                proc.stdin.close()
+                stdin.write(stdin_data)
+                stdin.close()
             except OSError:
                 pass
+
         threading.Thread(target=feed, daemon=True).start()
     limit = int(req.get("max_output", 50000))
     head_limit, tail_limit = limit // 2, limit - limit // 2
@@ -168,7 +188,9 @@ def _run(req, stdin_data):
     timed_out = False
     hit_limit = False  # the sandbox reached its process limit while this command ran
     exited_at = None
-    fd = proc.stdout.fileno()
+    stdout = proc.stdout
+    assert stdout is not None  # spawned with stdout=PIPE
+    fd = stdout.fileno()
     while True:
         now = time.monotonic()
         if now >= deadline and not timed_out:
@@ -196,7 +218,7 @@ def _run(req, stdin_data):
             tail += chunk
             if len(tail) > tail_limit:
                 del tail[: len(tail) - tail_limit]
-    proc.stdout.close()
+    stdout.close()
     code = proc.wait()
     if not timed_out and (hit_limit or _near_pid_limit()) and _session_members(proc.pid):
         _kill_tree(proc.pid)  # e.g. a fork bomb outliving its shell: end its whole session
@@ -204,9 +226,18 @@ def _run(req, stdin_data):
     if code < 0:
         code = 128 - code
     head = note + head
-    _send({"id": rid, "exit_code": None if timed_out else code, "timed_out": timed_out,
-           "elided": total - len(head) - len(tail) + len(note), "head_len": len(head),
-           "duration_s": time.monotonic() - start, "error": None}, bytes(head) + bytes(tail))
+    _send(
+        {
+            "id": rid,
+            "exit_code": None if timed_out else code,
+            "timed_out": timed_out,
+            "elided": total - len(head) - len(tail) + len(note),
+            "head_len": len(head),
+            "duration_s": time.monotonic() - start,
+            "error": None,
+        },
+        bytes(head) + bytes(tail),
+    )
 
 
 def main():
@@ -215,7 +246,10 @@ def main():
         raw_len = _read_exact(4)
         if raw_len is None:
             return
-        req = json.loads(_read_exact(struct.unpack(">I", raw_len)[0]))
+        raw_req = _read_exact(struct.unpack(">I", raw_len)[0])
+        if raw_req is None:
+            return
+        req = json.loads(raw_req)
         stdin_data = _read_exact(req.get("stdin_len", 0)) if req.get("stdin_len") else b""
         if req.get("op") == "ping":
             _send({"id": req["id"], "pong": True})

@@ -5,6 +5,19 @@ from rollgym.envs.swe.grading import GradeResult, GradingInfraError, grade_patch
 from rollgym.envs.swe.images import build_task_images, ensure_task_image, task_image_name
 from rollgym.envs.swe.task import EnvSpec, SWETask, load_bundled_tasks, parse_tasks, swegym_image_name
 
-__all__ = ["EnvSpec", "GradeResult", "GradingInfraError", "SWETask", "build_task_images", "checkout_task", "ensure_task_image", "grade_patch",
-           "load_bundled_tasks", "parse_tasks", "swegym_image_name", "task_image_name",
-           "swe_reward", "working_tree_diff"]
+__all__ = [
+    "EnvSpec",
+    "GradeResult",
+    "GradingInfraError",
+    "SWETask",
+    "build_task_images",
+    "checkout_task",
+    "ensure_task_image",
+    "grade_patch",
+    "load_bundled_tasks",
+    "parse_tasks",
+    "swegym_image_name",
+    "task_image_name",
+    "swe_reward",
+    "working_tree_diff",
+]

@@ -46,12 +46,12 @@ class BuildReport(BaseModel):
 
     @computed_field
     @property
-    def FAIL_TO_PASS(self) -> list[str]:  # noqa: N802 - the row's field name
+    def FAIL_TO_PASS(self) -> list[str]:
         return [t.test for t in self.tests if t.role == "F2P"]
 
     @computed_field
     @property
-    def PASS_TO_PASS(self) -> list[str]:  # noqa: N802
+    def PASS_TO_PASS(self) -> list[str]:
         return [t.test for t in self.tests if t.role == "P2P"]
 
     def snippet(self) -> dict:
@@ -98,15 +98,24 @@ def _judge(report: BuildReport, empty: GradeResult, gold: GradeResult, task_patc
         elif res.status != "graded":
             report.problems.append(one_line(f"with the {name}: {res.status}: {res.error}"))
     if gold.status == "graded" and not diff_paths(task_patch) and task_patch.strip():
-        report.problems.append("the gold patch has no `diff --git a/... b/...` headers, so grading applies none of it: "
-                               "write it with `git diff`")
+        report.problems.append(
+            "the gold patch has no `diff --git a/... b/...` headers, so grading applies none of it: "
+            "write it with `git diff`"
+        )
     if gold.dropped_paths:
-        report.problems.append(f"the gold patch changes test files {gold.dropped_paths}: grading does not apply them; "
-                               "move those changes to test_patch")
+        report.problems.append(
+            f"the gold patch changes test files {gold.dropped_paths}: grading does not apply them; "
+            "move those changes to test_patch"
+        )
     runs = {**(empty.all_outcomes or {}), **(gold.all_outcomes or {})}
-    report.tests = [Outcomes(test=t, empty=(empty.all_outcomes or {}).get(t, "missing"),
-                            gold=(gold.all_outcomes or {}).get(t, "missing")) for t in sorted(runs)]
+    report.tests = [
+        Outcomes(
+            test=t, empty=(empty.all_outcomes or {}).get(t, "missing"), gold=(gold.all_outcomes or {}).get(t, "missing")
+        )
+        for t in sorted(runs)
+    ]
     if report.error is None and not report.FAIL_TO_PASS:
         tail = one_line(gold.log_tail.strip().splitlines()[-1] if gold.log_tail.strip() else "no output")
-        report.problems.append(f"no test fails without the gold patch and passes with it ({len(runs)} tests ran; "
-                               f"pytest said: {tail})")
+        report.problems.append(
+            f"no test fails without the gold patch and passes with it ({len(runs)} tests ran; pytest said: {tail})"
+        )

@@ -9,15 +9,19 @@ from __future__ import annotations
 import os
 import subprocess
 import tarfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from rollgym.envs.swe.errors import CheckoutError
 from rollgym.envs.swe.images import sdist_path
 from rollgym.envs.swe.task import SWETask
 
-GIT_IDENTITY = {"GIT_AUTHOR_NAME": "rollgym", "GIT_AUTHOR_EMAIL": "rollgym@localhost", "GIT_COMMITTER_NAME": "rollgym",
-                "GIT_COMMITTER_EMAIL": "rollgym@localhost"}
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "rollgym",
+    "GIT_AUTHOR_EMAIL": "rollgym@localhost",
+    "GIT_COMMITTER_NAME": "rollgym",
+    "GIT_COMMITTER_EMAIL": "rollgym@localhost",
+}
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -34,7 +38,9 @@ def checkout_task(task: SWETask, dest: str | os.PathLike, *, ignore: Iterable[st
     """
     spec = task.env_spec
     if spec is None or not spec.sdist:
-        raise CheckoutError(f"{task.instance_id}: no bundled sdist to check out; run the agent inside the task's sandbox instead")
+        raise CheckoutError(
+            f"{task.instance_id}: no bundled sdist to check out; run the agent inside the task's sandbox instead"
+        )
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(sdist_path(task)) as tar:
@@ -44,10 +50,13 @@ def checkout_task(task: SWETask, dest: str | os.PathLike, *, ignore: Iterable[st
         raise CheckoutError(f"{task.instance_id}: the sdist should hold one top-level folder, found {len(roots)}")
     root = roots[0]
     if spec.bug_patch:
-        proc = subprocess.run(["patch", "-p1", "--no-backup-if-mismatch"], cwd=root, input=spec.bug_patch.encode(),
-                              capture_output=True)
+        proc = subprocess.run(
+            ["patch", "-p1", "--no-backup-if-mismatch"], cwd=root, input=spec.bug_patch.encode(), capture_output=True
+        )
         if proc.returncode != 0:
-            raise CheckoutError(f"{task.instance_id}: the bug patch does not apply: {proc.stdout.decode(errors='replace')[-500:]}")
+            raise CheckoutError(
+                f"{task.instance_id}: the bug patch does not apply: {proc.stdout.decode(errors='replace')[-500:]}"
+            )
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "base")

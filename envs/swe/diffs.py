@@ -22,7 +22,7 @@ def diff_problem(diff: str, max_bytes: int = MAX_DIFF_BYTES) -> str | None:
     binary = _BINARY.search(diff)
     if binary:
         where = diff.rfind("diff --git", 0, binary.start())
-        header = diff[where:diff.find("\n", where)] if where >= 0 else ""
+        header = diff[where : diff.find("\n", where)] if where >= 0 else ""
         return f"the change holds binary file contents ({header or binary.group(0)}); only text changes are graded"
     return None
 
@@ -34,6 +34,7 @@ def split_diff(diff: str) -> list[tuple[str, str]]:
     for i, start in enumerate(starts):
         chunk = diff[start : starts[i + 1] if i + 1 < len(starts) else len(diff)]
         m = _HEADER.match(chunk)
+        assert m is not None  # every chunk starts where the header matched
         path = m.group(2) if m.group(2) != "/dev/null" else m.group(1)
         chunks.append((path, chunk))
     return chunks
@@ -62,7 +63,9 @@ def filter_agent_diff(diff: str, protected: set[str]) -> tuple[str, list[str]]:
     """The diff without chunks touching test files or `protected` paths; and the dropped paths."""
     kept, dropped = [], []
     for path, chunk in split_diff(diff):
-        both = set(_HEADER.match(chunk).groups())
+        m = _HEADER.match(chunk)
+        assert m is not None  # split_diff cut every chunk at a header
+        both = set(m.groups())
         if any(is_test_path(p) or p in protected for p in both):
             dropped.append(path)
         else:

@@ -7,9 +7,8 @@ import posixpath
 import shlex
 from dataclasses import dataclass
 
-from rollgym.errors import EnvError
-
 from rollgym.envs.sandbox import Sandbox
+from rollgym.errors import EnvError
 
 MAX_VIEW_CHARS = 16_000
 SNIPPET_LINES = 4
@@ -81,11 +80,15 @@ class StrReplaceEditor:
             return Entry("missing", path)
         mode, size, real = rest
         if real != path and not (real == self.root or real.startswith(self.root.rstrip("/") + "/")):
-            raise EditorError(f"{path} is a symbolic link to {real}, outside the repository ({self.root}); "
-                              "the editor follows links only within it")
+            raise EditorError(
+                f"{path} is a symbolic link to {real}, outside the repository ({self.root}); "
+                "the editor follows links only within it"
+            )
         if kind == "special":
-            raise EditorError(f"{path} is not a regular file ({mode.replace('_', ' ')}); the editor only reads and "
-                              "edits regular files")
+            raise EditorError(
+                f"{path} is not a regular file ({mode.replace('_', ' ')}); the editor only reads and "
+                "edits regular files"
+            )
         if kind == "file":
             self.modes[real] = int(mode, 8)
         return Entry(kind, real, int(mode, 8) if kind == "file" else 0o644, int(size))
@@ -105,16 +108,26 @@ class StrReplaceEditor:
         """(real path, whole text) of a file small enough to edit."""
         entry = self._file(path)
         if entry.size > MAX_EDIT_BYTES:
-            raise EditorError(f"{path} is {entry.size:,} bytes; the editor edits files up to {MAX_EDIT_BYTES:,} bytes "
-                              "(use bash, e.g. sed or head, for larger files)")
+            raise EditorError(
+                f"{path} is {entry.size:,} bytes; the editor edits files up to {MAX_EDIT_BYTES:,} bytes "
+                "(use bash, e.g. sed or head, for larger files)"
+            )
         return entry.real, _decode(self.sandbox.read_file(entry.real))
 
     def _write(self, path: str, text: str | None, before: bytes | None) -> None:
         self.history.setdefault(path, []).append(before)
         self.sandbox.write_file(path, _encode(text or ""), mode=self.modes.get(path, 0o644))
 
-    def run(self, command: str, path: str, file_text: str | None = None, old_str: str | None = None,
-            new_str: str | None = None, insert_line: int | None = None, view_range: list[int] | None = None) -> str:
+    def run(
+        self,
+        command: str,
+        path: str,
+        file_text: str | None = None,
+        old_str: str | None = None,
+        new_str: str | None = None,
+        insert_line: int | None = None,
+        view_range: list[int] | None = None,
+    ) -> str:
         path = self._path(path)
         if command == "view":
             return self.view(path, view_range)
@@ -140,8 +153,9 @@ class StrReplaceEditor:
     def view(self, path: str, view_range: list[int] | None) -> str:
         entry = self._entry(path)
         if entry.kind == "dir":
-            res = self.sandbox.exec(f"find {shlex.quote(entry.real)} -maxdepth 2 -not -path '*/.*' | sort | head -300",
-                                    timeout=30)
+            res = self.sandbox.exec(
+                f"find {shlex.quote(entry.real)} -maxdepth 2 -not -path '*/.*' | sort | head -300", timeout=30
+            )
             return f"Files and directories up to 2 levels deep in {path}, excluding hidden items:\n{res.output}"
         if entry.kind == "missing":
             raise EditorError(f"{path} does not exist")
@@ -159,7 +173,7 @@ class StrReplaceEditor:
         end = len(lines) if end == -1 else end
         if not 1 <= start <= len(lines) or end < start or end > len(lines):
             raise EditorError(f"invalid view_range {view_range}: the file has {len(lines)} lines")
-        return f"Here's the result of running `cat -n` on {path}:\n{_numbered(chr(10).join(lines[start - 1:end]), start)}"
+        return f"Here's the result of running `cat -n` on {path}:\n{_numbered(chr(10).join(lines[start - 1 : end]), start)}"
 
     def str_replace(self, path: str, old: str, new: str) -> str:
         path, text = self._read(path)
@@ -168,8 +182,10 @@ class StrReplaceEditor:
             raise EditorError(f"no replacement was performed: old_str did not appear verbatim in {path}")
         if count > 1:
             lines = [i + 1 for i, line in enumerate(text.split("\n")) if old.split("\n")[0] in line]
-            raise EditorError(f"no replacement was performed: old_str appears {count} times in {path} "
-                              f"(lines {lines[:20]}); include more context to make it unique")
+            raise EditorError(
+                f"no replacement was performed: old_str appears {count} times in {path} "
+                f"(lines {lines[:20]}); include more context to make it unique"
+            )
         before = _encode(text)
         updated = text.replace(old, new)
         self._write(path, updated, before)
@@ -202,5 +218,7 @@ class StrReplaceEditor:
     def _snippet(self, path: str, text: str, first: int, n_new: int) -> str:
         lines = text.split("\n")
         lo, hi = max(first - SNIPPET_LINES, 0), min(first + n_new + SNIPPET_LINES + 1, len(lines))
-        return (f"The file {path} has been edited. Here's the result of running `cat -n` on a snippet:\n"
-                f"{_numbered(chr(10).join(lines[lo:hi]), lo + 1)}\nReview the changes; edit again if needed.")
+        return (
+            f"The file {path} has been edited. Here's the result of running `cat -n` on a snippet:\n"
+            f"{_numbered(chr(10).join(lines[lo:hi]), lo + 1)}\nReview the changes; edit again if needed."
+        )

@@ -9,8 +9,15 @@ import shlex
 from typing import Any, Literal
 
 from rollgym.envs.core import Env, InvalidTaskError, tool
-from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, SandboxError, SandboxPool, start_sandbox
-from rollgym.envs.sandbox import hosts
+from rollgym.envs.sandbox import (
+    DockerSandbox,
+    SandboxConfig,
+    SandboxDeadError,
+    SandboxError,
+    SandboxPool,
+    hosts,
+    start_sandbox,
+)
 from rollgym.envs.sandbox.hosts import home_client
 from rollgym.envs.swe.base_commit import check_in
 from rollgym.envs.swe.diffs import MAX_DIFF_BYTES, diff_problem
@@ -26,10 +33,12 @@ source code (not the tests), check your fix, then call submit."""
 
 # The first file the agent added, or grew, by more than {limit} bytes since {base} ("SIZE PATH"), found
 # from sizes alone, before `git add` would hash it: a 1 GiB file is refused in a second, not graded for minutes.
-OVERSIZED = ("{{ git ls-tree -r -l {base} | awk -F '\\t' '{{split($1, f, \" \"); print \"old \" f[4] \" \" $2}}'; "
-             "git ls-files -z --others --exclude-standard --modified | xargs -0 -r stat -c 'new %s %n' -- 2>/dev/null; }} | "
-             "awk -v l={limit} '{{k=$1; s=$2; $1=\"\"; $2=\"\"; sub(/^  /, \"\"); "
-             "if (k == \"old\") old[$0] = s; else if (s - old[$0] > l) {{ print s \" \" $0; exit }} }}'")
+OVERSIZED = (
+    '{{ git ls-tree -r -l {base} | awk -F \'\\t\' \'{{split($1, f, " "); print "old " f[4] " " $2}}\'; '
+    "git ls-files -z --others --exclude-standard --modified | xargs -0 -r stat -c 'new %s %n' -- 2>/dev/null; }} | "
+    'awk -v l={limit} \'{{k=$1; s=$2; $1=""; $2=""; sub(/^  /, ""); '
+    'if (k == "old") old[$0] = s; else if (s - old[$0] > l) {{ print s " " $0; exit }} }}\''
+)
 
 
 class GradingFailed(SandboxError):
@@ -43,9 +52,11 @@ class _ChangeRefused(Exception):
 
 NUDGE = "Please keep working on the issue with the tools, and call `submit` when your fix is complete."
 # Keep the repo's state but make history past the base commit unreachable (prebuilt images may carry it).
-SCRUB_GIT = ("git reset -q --hard {commit} && git for-each-ref --format='%(refname)' | grep -v '^refs/heads/rollgym$' "
-             "| xargs -r -n1 git update-ref -d; git checkout -q -B rollgym {commit} && git remote | xargs -r -n1 git remote remove "
-             "&& git reflog expire --expire=now --all && git tag -l | xargs -r git tag -d >/dev/null")
+SCRUB_GIT = (
+    "git reset -q --hard {commit} && git for-each-ref --format='%(refname)' | grep -v '^refs/heads/rollgym$' "
+    "| xargs -r -n1 git update-ref -d; git checkout -q -B rollgym {commit} && git remote | xargs -r -n1 git remote remove "
+    "&& git reflog expire --expire=now --all && git tag -l | xargs -r git tag -d >/dev/null"
+)
 
 
 class SWEEnv(Env):
@@ -53,10 +64,18 @@ class SWEEnv(Env):
 
     fatal_errors = (SandboxError,)  # a dead container or daemon failure ends the episode as an infra failure
 
-    def __init__(self, max_turns: int | None = None, bash_timeout_s: float = 180.0, sandbox: dict[str, Any] | None = None,
-                 grade: bool = True, max_nudges: int = 1, pool: SandboxPool | None = None,
-                 max_diff_bytes: int = MAX_DIFF_BYTES, system_prompt: str = SYSTEM_PROMPT,
-                 nudge: str = NUDGE) -> None:
+    def __init__(
+        self,
+        max_turns: int | None = None,
+        bash_timeout_s: float = 180.0,
+        sandbox: dict[str, Any] | None = None,
+        grade: bool = True,
+        max_nudges: int = 1,
+        pool: SandboxPool | None = None,
+        max_diff_bytes: int = MAX_DIFF_BYTES,
+        system_prompt: str = SYSTEM_PROMPT,
+        nudge: str = NUDGE,
+    ) -> None:
         """`sandbox`: SandboxConfig overrides for every task; `pool`: take sandboxes from a warm SandboxPool;
         `max_diff_bytes`: a larger change (or one file over it) is refused before grading, as `patch_failed`;
         `system_prompt`: the first message (`{workdir}` is filled in), e.g. with a tool-call example for a small
@@ -90,18 +109,37 @@ class SWEEnv(Env):
         self.grade, self.final_diff, self.nudges = None, None, 0
         placement = {**self.sandbox_overrides, **t.sandbox}
         self.placement = {"docker_host": placement.get("docker_host"), "max_per_host": placement.get("max_per_host")}
-        image = await asyncio.to_thread(ensure_task_image, t, lambda _m: None, home_client(self.placement["docker_host"]))
-        config = SandboxConfig(**{"image": image, "workdir": t.workdir, "task_id": t.instance_id,
-                                  **t.default_sandbox(), **self.sandbox_overrides, **t.sandbox})
+        image = await asyncio.to_thread(
+            ensure_task_image, t, lambda _m: None, home_client(self.placement["docker_host"])
+        )
+        config = SandboxConfig(
+            **{
+                "image": image,
+                "workdir": t.workdir,
+                "task_id": t.instance_id,
+                **t.default_sandbox(),
+                **self.sandbox_overrides,
+                **t.sandbox,
+            }
+        )
         self.sandbox = await (self.pool.acquire(config) if self.pool else start_sandbox(config))
         if t.image_name:  # a prebuilt image: pin base_commit and hide any later history
             res = await self.sandbox.aexec(SCRUB_GIT.format(commit=shlex.quote(t.base_commit)), timeout=300)
             if res.exit_code != 0:
-                await asyncio.to_thread(check_in, self.sandbox, t)  # a commit the image lacks: one line, the right value
-                raise InvalidTaskError(f"{t.instance_id}: cannot check out base_commit {t.base_commit}: {res.output[-500:]}")
+                await asyncio.to_thread(
+                    check_in, self.sandbox, t
+                )  # a commit the image lacks: one line, the right value
+                raise InvalidTaskError(
+                    f"{t.instance_id}: cannot check out base_commit {t.base_commit}: {res.output[-500:]}"
+                )
         self.editor = StrReplaceEditor(self.sandbox, t.workdir)
-        messages = [{"role": "system", "content": self.system_prompt.replace("{workdir}", t.workdir)},
-                    {"role": "user", "content": f"<issue>\n{t.problem_statement}\n</issue>\n\nThe repository is at {t.workdir}."}]
+        messages = [
+            {"role": "system", "content": self.system_prompt.replace("{workdir}", t.workdir)},
+            {
+                "role": "user",
+                "content": f"<issue>\n{t.problem_statement}\n</issue>\n\nThe repository is at {t.workdir}.",
+            },
+        ]
         return messages, {"task_id": t.instance_id, "repo": t.repo, "base_commit": t.base_commit, "image": image}
 
     @tool
@@ -112,15 +150,24 @@ class SWEEnv(Env):
             command: the command line to run
             timeout: seconds before the command and all its children are killed (default 180)
         """
-        res = self.sandbox.exec(command, timeout=min(timeout or self.bash_timeout_s, 1800))
+        sandbox = self.sandbox
+        assert sandbox is not None  # setup() started it; tools run only within an episode
+        res = sandbox.exec(command, timeout=min(timeout or self.bash_timeout_s, 1800))
         if res.timed_out:
             return f"{res.output}\n[the command timed out after {timeout or self.bash_timeout_s:.0f}s and was killed]".lstrip()
         return f"{res.output}\n[exit code: {res.exit_code}]".lstrip() if res.exit_code else res.output or "[no output]"
 
     @tool
-    def str_replace_editor(self, command: Literal["view", "create", "str_replace", "insert", "undo_edit"], path: str,
-                           file_text: str | None = None, old_str: str | None = None, new_str: str | None = None,
-                           insert_line: int | None = None, view_range: list[int] | None = None) -> str:
+    def str_replace_editor(
+        self,
+        command: Literal["view", "create", "str_replace", "insert", "undo_edit"],
+        path: str,
+        file_text: str | None = None,
+        old_str: str | None = None,
+        new_str: str | None = None,
+        insert_line: int | None = None,
+        view_range: list[int] | None = None,
+    ) -> str:
         """View, create and edit files. `view` shows numbered lines (or a directory listing); `str_replace`
         replaces `old_str`, which must occur exactly once, by `new_str`; `insert` adds `new_str` after line
         `insert_line`; `undo_edit` reverts the last edit of `path`.
@@ -134,8 +181,10 @@ class SWEEnv(Env):
             insert_line: the line after which to insert (0 inserts at the top)
             view_range: [start, end] line numbers to view, 1-based, end -1 for the end of the file
         """
+        editor = self.editor
+        assert editor is not None  # setup() made it; tools run only within an episode
         try:
-            return self.editor.run(command, path, file_text, old_str, new_str, insert_line, view_range)
+            return editor.run(command, path, file_text, old_str, new_str, insert_line, view_range)
         except (EditorError, FileNotFoundError, IsADirectoryError) as exc:
             return f"Error: {exc}"
 
@@ -148,26 +197,35 @@ class SWEEnv(Env):
     async def on_text_reply(self, message: dict):
         if self.nudges < self.max_nudges:
             self.nudges += 1
-            return [{"role": "user", "content": self.nudge.replace("{workdir}", self.swe_task.workdir)}], False
+            task = self.swe_task
+            assert task is not None  # setup() chose it; replies come only within an episode
+            return [{"role": "user", "content": self.nudge.replace("{workdir}", task.workdir)}], False
         return [], True
 
     async def current_diff(self) -> str:
         """The agent's changes against base_commit (new files included, binary-safe); `_ChangeRefused` when
         a file or the whole change is over `max_diff_bytes`, or the change holds binary files."""
-        base, limit = shlex.quote(self.swe_task.base_commit), self.max_diff_bytes
-        big = await self.sandbox.aexec(OVERSIZED.format(base=base, limit=limit), timeout=120)
+        task, sandbox = self.swe_task, self.sandbox
+        assert task is not None and sandbox is not None  # setup() made both; the diff is read before teardown
+        base, limit = shlex.quote(task.base_commit), self.max_diff_bytes
+        big = await sandbox.aexec(OVERSIZED.format(base=base, limit=limit), timeout=120)
         if big.exit_code == 0 and big.output.strip():
             size, _, path = big.output.strip().partition(" ")
-            raise _ChangeRefused(f"the change makes {path} {int(size):,} bytes (over {limit:,} bytes more than at the "
-                                "base commit); changes that large are not graded")
-        res = await self.sandbox.aexec(f"git add -A && git diff --cached --binary {base} > /tmp/.rollgym-agent.diff "
-                                       "&& stat -c %s /tmp/.rollgym-agent.diff", timeout=120)
+            raise _ChangeRefused(
+                f"the change makes {path} {int(size):,} bytes (over {limit:,} bytes more than at the "
+                "base commit); changes that large are not graded"
+            )
+        res = await sandbox.aexec(
+            f"git add -A && git diff --cached --binary {base} > /tmp/.rollgym-agent.diff "
+            "&& stat -c %s /tmp/.rollgym-agent.diff",
+            timeout=120,
+        )
         if res.exit_code != 0:
             raise SandboxDeadError(f"git diff failed: {res.output[-500:]}")
         size = int(res.output.strip().splitlines()[-1])
         if size > limit:
             raise _ChangeRefused(f"the change is {size:,} bytes; changes over {limit:,} bytes are not graded")
-        data = await asyncio.to_thread(self.sandbox.read_file, "/tmp/.rollgym-agent.diff", limit + 1)
+        data = await asyncio.to_thread(sandbox.read_file, "/tmp/.rollgym-agent.diff", limit + 1)
         diff = data.decode("utf-8", errors="surrogateescape")
         problem = diff_problem(diff, limit)
         if problem:
@@ -175,18 +233,26 @@ class SWEEnv(Env):
         return diff
 
     async def compute_reward(self):
+        task = self.swe_task
+        assert task is not None  # setup() chose it; the reward is computed only for an episode it began
         if self.toolset.fatal is not None:  # the episode was cut short by the infrastructure: do not grade it
-            self.grade = GradeResult(instance_id=self.swe_task.instance_id, status="infra_error",
-                                     error=f"{type(self.toolset.fatal).__name__}: {self.toolset.fatal}")
+            self.grade = GradeResult(
+                instance_id=task.instance_id,
+                status="infra_error",
+                error=f"{type(self.toolset.fatal).__name__}: {self.toolset.fatal}",
+            )
             return 0.0, self.grade.reward_components()
         try:
             self.final_diff = await self.current_diff()
         except _ChangeRefused as refused:  # the agent's doing: a wrong answer, decided in seconds
             self.final_diff = ""
-            self.grade = GradeResult(instance_id=self.swe_task.instance_id, status="patch_failed", error=str(refused))
+            self.grade = GradeResult(instance_id=task.instance_id, status="patch_failed", error=str(refused))
         except Exception as exc:  # noqa: BLE001 - a dead sandbox: infrastructure, not a wrong answer
-            self.grade = GradeResult(instance_id=self.swe_task.instance_id, status="infra_error",
-                                     error=f"could not read the agent's changes: {exc}")
+            self.grade = GradeResult(
+                instance_id=task.instance_id,
+                status="infra_error",
+                error=f"could not read the agent's changes: {exc}",
+            )
         else:
             # The agent's sandbox is done: free it before grading starts another, on its host, in its slot.
             slot = self.sandbox.take_slot() if self.sandbox is not None else None
@@ -200,17 +266,18 @@ class SWEEnv(Env):
                 if slot is not None:
                     hosts.release(slot)
                 return 0.0, {"diff_chars": float(len(self.final_diff))}
-            self.grade = await asyncio.to_thread(functools.partial(grade_patch, self.swe_task, self.final_diff,
-                                                                   **self.placement, slot=slot))
+            self.grade = await asyncio.to_thread(
+                functools.partial(grade_patch, task, self.final_diff, **self.placement, slot=slot)
+            )
         if self.grade.infra_failure:
-            raise GradingFailed(f"{self.swe_task.instance_id} was not graded ({self.grade.status}): {self.grade.error}")
+            raise GradingFailed(f"{task.instance_id} was not graded ({self.grade.status}): {self.grade.error}")
         return float(self.grade.resolved), self.grade.reward_components()
 
     async def astep(self, action: dict):
         messages, reward, terminated, truncated, info = await super().astep(action)
         if (terminated or truncated) and self.grade is not None:
-            info["grade"] = self.grade.model_dump(exclude={"all_outcomes"})
-            info["diff"] = self.final_diff
+            info["grade"] = self.grade.model_dump(exclude={"all_outcomes"})  # pyright: ignore[reportGeneralTypeIssues]  # SWE's own key: a TypedDict cannot declare environments' extra keys on 3.11
+            info["diff"] = self.final_diff  # pyright: ignore[reportGeneralTypeIssues]  # SWE's own key, as above
         if terminated or truncated:
             await self.teardown()
         return messages, reward, terminated, truncated, info

@@ -56,9 +56,13 @@ class GradeResult(BaseModel):
         return self.status in INFRA_STATUSES
 
     def reward_components(self) -> dict[str, float]:
-        return {"resolved": float(self.resolved), "f2p_passed_frac": self.f2p_passed_frac,
-                "p2p_passed_frac": self.p2p_passed_frac, "patch_applied": float(self.status != "patch_failed"),
-                "infra_failure": float(self.infra_failure)}
+        return {
+            "resolved": float(self.resolved),
+            "f2p_passed_frac": self.f2p_passed_frac,
+            "p2p_passed_frac": self.p2p_passed_frac,
+            "patch_applied": float(self.status != "patch_failed"),
+            "infra_failure": float(self.infra_failure),
+        }
 
 
 def _frac(outcomes: dict[str, str]) -> float:
@@ -70,14 +74,25 @@ def _apply(sb: DockerSandbox, patch: str, name: str) -> str | None:
     path = f"{GRADE_DIR}/{name}.patch"
     text = patch if patch.endswith("\n") else patch + "\n"
     sb.write_file(path, text.encode("utf-8", errors="surrogateescape"))
-    res = sb.exec(f"git apply --whitespace=nowarn {path} 2>&1 || patch -p1 --forward --batch --no-backup-if-mismatch < {path}",
-                  timeout=120)
+    res = sb.exec(
+        f"git apply --whitespace=nowarn {path} 2>&1 || patch -p1 --forward --batch --no-backup-if-mismatch < {path}",
+        timeout=120,
+    )
     return None if res.exit_code == 0 else res.output[-2000:]
 
 
-def grade_patch(task: SWETask, diff: str, *, mem_limit: str = "4g", cpus: float = 1.0, keep_all_outcomes: bool = False,
-                log=lambda _m: None, docker_host: str | list[str] | None = None, max_per_host: int | None = None,
-                slot: str | None = None) -> GradeResult:
+def grade_patch(
+    task: SWETask,
+    diff: str,
+    *,
+    mem_limit: str = "4g",
+    cpus: float = 1.0,
+    keep_all_outcomes: bool = False,
+    log=lambda _m: None,
+    docker_host: str | list[str] | None = None,
+    max_per_host: int | None = None,
+    slot: str | None = None,
+) -> GradeResult:
     """Run the task's tests against `diff` in a fresh sandbox (on one of `docker_host`: see `SandboxConfig`);
     never raises for infrastructure failures. `slot`: a placement slot already held on a host (the episode's,
     `DockerSandbox.take_slot`): grading runs there and frees it."""
@@ -90,9 +105,17 @@ def grade_patch(task: SWETask, diff: str, *, mem_limit: str = "4g", cpus: float 
             return result
         image = ensure_task_image(task, log=log, client=client_for(slot) if slot else home_client(docker_host))
         filtered, result.dropped_paths = filter_agent_diff(diff or "", diff_paths(task.test_patch))
-        config = SandboxConfig(image=image, workdir=task.workdir, task_id=f"grade-{task.instance_id}",
-                               mem_limit=mem_limit, cpus=cpus, pids_limit=2048, max_output_bytes=20_000,
-                               docker_host=[slot] if slot else docker_host, max_per_host=max_per_host)
+        config = SandboxConfig(
+            image=image,
+            workdir=task.workdir,
+            task_id=f"grade-{task.instance_id}",
+            mem_limit=mem_limit,
+            cpus=cpus,
+            pids_limit=2048,
+            max_output_bytes=20_000,
+            docker_host=[slot] if slot else docker_host,
+            max_per_host=max_per_host,
+        )
         reserved, slot = slot, None  # the sandbox owns it now (and frees it, even if its creation fails)
         with DockerSandbox(config, _reserved_host=reserved) as sb:
             _grade_in(sb, task, filtered, result)
@@ -123,8 +146,10 @@ def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) 
     sb.write_file(f"{GRADE_DIR}/rollgym_results_{token}.py", PLUGIN_SOURCE)
     results_path = f"{GRADE_DIR}/results-{token}.json"
     files = " ".join(shlex.quote(f) for f in task.test_files())
-    cmd = (f'export PYTHONPATH={GRADE_DIR}${{PYTHONPATH:+:$PYTHONPATH}} ROLLGYM_RESULTS={results_path}; '
-           f"{task.test_command} -p rollgym_results_{token} -rA -p no:cacheprovider {files}")
+    cmd = (
+        f"export PYTHONPATH={GRADE_DIR}${{PYTHONPATH:+:$PYTHONPATH}} ROLLGYM_RESULTS={results_path}; "
+        f"{task.test_command} -p rollgym_results_{token} -rA -p no:cacheprovider {files}"
+    )
     res = sb.exec(cmd, timeout=task.test_timeout_s)
     result.exit_code, result.log_tail = res.exit_code, res.output[-5000:]
     if res.timed_out:
@@ -144,8 +169,8 @@ def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) 
         # With the agent's changes applied this is the agent's doing (e.g. code that kills pytest): graded, all missing.
         result.status = "graded" if diff.strip() else "task_error"
         result.error = f"pytest produced no results ({exc}); exit code {res.exit_code}"
-        result.f2p = {t: "missing" for t in task.FAIL_TO_PASS}
-        result.p2p = {t: "missing" for t in task.PASS_TO_PASS}
+        result.f2p = dict.fromkeys(task.FAIL_TO_PASS, "missing")
+        result.p2p = dict.fromkeys(task.PASS_TO_PASS, "missing")
         return
     outcomes: dict[str, str] = report.get("results", {})
     result.all_outcomes = outcomes
@@ -155,10 +180,12 @@ def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) 
     consistent = report.get("exitstatus") == res.exit_code and (res.exit_code == 0) == (not any_failed)
     result.status = "graded"
     if not consistent:
-        result.error = (f"test results disagree with the exit status ({res.exit_code}, reported "
-                        f"{report.get('exitstatus')}): not trusted")
-        result.f2p = {t: "untrusted" for t in result.f2p}
-        result.p2p = {t: "untrusted" for t in result.p2p}
+        result.error = (
+            f"test results disagree with the exit status ({res.exit_code}, reported "
+            f"{report.get('exitstatus')}): not trusted"
+        )
+        result.f2p = dict.fromkeys(result.f2p, "untrusted")
+        result.p2p = dict.fromkeys(result.p2p, "untrusted")
     result.resolved = consistent and all(o == "passed" for o in [*result.f2p.values(), *result.p2p.values()])
 
 

@@ -8,16 +8,24 @@ import hashlib
 import re
 from pathlib import Path
 
-from rollgym.envs.sandbox.images import base_image_name, bootstrap_base_image, build_image_from_dockerfile, ensure_image, image_exists
 from rollgym.envs.sandbox.errors import ImageError
+from rollgym.envs.sandbox.images import (
+    base_image_name,
+    bootstrap_base_image,
+    build_image_from_dockerfile,
+    ensure_image,
+    image_exists,
+)
 from rollgym.envs.swe.base_commit import build_mismatch
 from rollgym.envs.swe.errors import SdistNotFoundError
 from rollgym.envs.swe.task import BUNDLED_SDISTS, SWETask
 
 # Fixed identity and dates make the base commit's hash a pure function of the tree.
-_COMMIT_ENV = ("GIT_AUTHOR_NAME=rollgym GIT_AUTHOR_EMAIL=tasks@rollgym.invalid GIT_COMMITTER_NAME=rollgym "
-               "GIT_COMMITTER_EMAIL=tasks@rollgym.invalid GIT_AUTHOR_DATE=2024-01-01T00:00:00Z "
-               "GIT_COMMITTER_DATE=2024-01-01T00:00:00Z")
+_COMMIT_ENV = (
+    "GIT_AUTHOR_NAME=rollgym GIT_AUTHOR_EMAIL=tasks@rollgym.invalid GIT_COMMITTER_NAME=rollgym "
+    "GIT_COMMITTER_EMAIL=tasks@rollgym.invalid GIT_AUTHOR_DATE=2024-01-01T00:00:00Z "
+    "GIT_COMMITTER_DATE=2024-01-01T00:00:00Z"
+)
 IGNORED = "__pycache__/\n*.pyc\n.pytest_cache/\n"
 
 
@@ -35,7 +43,9 @@ def sdist_path(task: SWETask) -> Path:
         if path.is_file():
             return path
     where = f"the task file {spec.task_file}" if spec.task_file else "a row not loaded from a task file"
-    raise SdistNotFoundError(f"task {task.instance_id}: env_spec.sdist {spec.sdist!r} not found at {tried[0]} ({where})")
+    raise SdistNotFoundError(
+        f"task {task.instance_id}: env_spec.sdist {spec.sdist!r} not found at {tried[0]} ({where})"
+    )
 
 
 def task_dockerfile(task: SWETask, expect_commit: bool = True) -> tuple[str, dict[str, bytes]]:
@@ -49,9 +59,12 @@ def task_dockerfile(task: SWETask, expect_commit: bool = True) -> tuple[str, dic
         raise ImageError(f"{task.instance_id}: {spec.sdist} has sha256 {digest}, expected {spec.sdist_sha256}")
     wd = spec.workdir
     setup = "".join(f" && {cmd}" for cmd in spec.setup_commands)
-    check = (f' && test "$(git rev-parse HEAD)" = "{task.base_commit}"'
-             f' || {{ echo "base commit is $(git rev-parse HEAD), task says {task.base_commit}" >&2; exit 1; }}'
-             if expect_commit else "")
+    check = (
+        f' && test "$(git rev-parse HEAD)" = "{task.base_commit}"'
+        f' || {{ echo "base commit is $(git rev-parse HEAD), task says {task.base_commit}" >&2; exit 1; }}'
+        if expect_commit
+        else ""
+    )
     dockerfile = f"""\
 FROM {spec.base_image or base_image_name()}
 COPY src.tar.gz bug.patch ignore /tmp/rollgym-src/

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -77,8 +78,12 @@ class SWETask(BaseModel):
         repository any user may write, so the agent runs as the unprivileged uid 1000 there; prebuilt images
         (SWE-bench / SWE-Gym: the testbed conda env on PATH) keep the image's own user, which they assume."""
         if self.image_name and "sweb.eval" in self.image_name:
-            return {"env": {"PATH": "/opt/miniconda3/envs/testbed/bin:/opt/miniconda3/bin:/usr/local/sbin:"
-                                    "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}
+            return {
+                "env": {
+                    "PATH": "/opt/miniconda3/envs/testbed/bin:/opt/miniconda3/bin:/usr/local/sbin:"
+                    "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+                }
+            }
         if self.image_name is None:
             return {"user": AGENT_USER, "env": {"HOME": "/tmp"}}
         return {}
@@ -124,14 +129,18 @@ def with_task_file(rows: list[dict[str, Any]], path: str | Path) -> list[dict[st
     out = []
     for row in rows:
         spec = row.get("env_spec") if isinstance(row, dict) else None
-        if isinstance(spec, dict) and isinstance(spec.get("sdist"), str) and not Path(spec["sdist"]).is_absolute() \
-                and not spec.get("task_file"):
+        if (
+            isinstance(spec, dict)
+            and isinstance(spec.get("sdist"), str)
+            and not Path(spec["sdist"]).is_absolute()
+            and not spec.get("task_file")
+        ):
             row = {**row, "env_spec": {**spec, "task_file": task_file}}
         out.append(row)
     return out
 
 
-def parse_task(row: dict[str, Any]) -> "SWETask":
+def parse_task(row: dict[str, Any]) -> SWETask:
     """One row as an `SWETask`, or `InvalidTaskError` saying which fields are wrong."""
     try:
         return SWETask.model_validate(row)

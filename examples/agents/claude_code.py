@@ -23,18 +23,34 @@ class ClaudeCode(CLIAgent):
         self.bare, self.tools = bare, tools
 
     def environment(self, run: Run) -> dict[str, str]:
-        return {"ANTHROPIC_BASE_URL": run.session_root,  # the SDK appends /v1/messages
-                "ANTHROPIC_AUTH_TOKEN": run.api_key,  # sent as `Authorization: Bearer`
-                "IS_SANDBOX": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # no title-generation side request
-                "CLAUDE_CODE_ATTRIBUTION_HEADER": "0",  # no per-version billing block in the system prompt
-                "MAX_THINKING_TOKENS": "0", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.max_output_tokens)}
+        return {
+            "ANTHROPIC_BASE_URL": run.session_root,  # the SDK appends /v1/messages
+            "ANTHROPIC_AUTH_TOKEN": run.api_key,  # sent as `Authorization: Bearer`
+            "IS_SANDBOX": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # no title-generation side request
+            "CLAUDE_CODE_ATTRIBUTION_HEADER": "0",  # no per-version billing block in the system prompt
+            "MAX_THINKING_TOKENS": "0",
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.max_output_tokens),
+        }
 
     def command(self, run: Run, prompt: str) -> list[str]:
         bare = ["--bare", "--tools", self.tools, "--system-prompt", self.system_prompt] if self.bare else []
         conversation = ["--session-id", run.conversation] if run.turn == 0 else ["--resume", run.conversation]
-        return [self.exe, "-p", prompt, *bare, "--dangerously-skip-permissions", "--model", self.model,
-                "--output-format", "json", *conversation]
+        return [
+            self.exe,
+            "-p",
+            prompt,
+            *bare,
+            "--dangerously-skip-permissions",
+            "--model",
+            self.model,
+            "--output-format",
+            "json",
+            *conversation,
+        ]
 
 
 def make_claude_code_rollout_func(policy=None, **kwargs):

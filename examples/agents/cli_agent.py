@@ -17,9 +17,10 @@ import signal
 import tempfile
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from rollgym.envs.swe import SWETask, checkout_task, working_tree_diff
 from rollgym.envs.swe.checkout import GIT_IDENTITY
@@ -63,14 +64,24 @@ class CLIAgent(ABC):
     #: files the agent writes inside the repository that are not part of its change
     ignore: Sequence[str] = ()
 
-    def __init__(self, *, executable: str | None = None, model: str = "rollgym", max_output_tokens: int = 512,
-                 follow_ups: Sequence[str] = (), timeout_s: float = 900.0, system_prompt: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        executable: str | None = None,
+        model: str = "rollgym",
+        max_output_tokens: int = 512,
+        follow_ups: Sequence[str] = (),
+        timeout_s: float = 900.0,
+        system_prompt: str | None = None,
+    ) -> None:
         self.exe = executable or self.find()
         self.model, self.max_output_tokens, self.timeout_s = model, max_output_tokens, timeout_s
         self.follow_ups = list(follow_ups)
-        self.system_prompt = system_prompt or ("You are a software engineer working in the current directory, a git "
-                                               "repository. Fix the issue you are given by editing files with the shell. "
-                                               "Be brief.")
+        self.system_prompt = system_prompt or (
+            "You are a software engineer working in the current directory, a git "
+            "repository. Fix the issue you are given by editing files with the shell. "
+            "Be brief."
+        )
 
     @classmethod
     def find(cls) -> str | None:
@@ -81,7 +92,7 @@ class CLIAgent(ABC):
         return None
 
     # --- what each agent says ---------------------------------------------------------------------
-    def prepare(self, run: Run) -> None:
+    def prepare(self, run: Run) -> None:  # noqa: B027 - an optional hook: most agents need no config files
         """Write the agent's config files into `run.home` (called once per run, before the first prompt)."""
 
     @abstractmethod
@@ -100,8 +111,14 @@ class CLIAgent(ABC):
     def base_env(self, run: Run) -> dict[str, str]:
         """A minimal environment: no provider keys or config of the user's leak into the agent."""
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "SSL_CERT_FILE")}
-        return {**keep, "HOME": str(run.home), "TERM": "dumb", "NO_COLOR": "1", "TMPDIR": str(run.home / "tmp"),
-                **GIT_IDENTITY}
+        return {
+            **keep,
+            "HOME": str(run.home),
+            "TERM": "dumb",
+            "NO_COLOR": "1",
+            "TMPDIR": str(run.home / "tmp"),
+            **GIT_IDENTITY,
+        }
 
     async def ask(self, run: Run, prompt: str) -> str:
         """Run the CLI once for `prompt` (a new conversation, or a follow-up), return its stdout."""
@@ -109,8 +126,14 @@ class CLIAgent(ABC):
             raise AgentFailed(f"{self.name} is not installed: run .ci/agents-up, or set {self.env_var}")
         cmd = self.command(run, prompt)
         proc = await asyncio.create_subprocess_exec(
-            *cmd, cwd=run.workdir, env={**self.base_env(run), **self.environment(run)}, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+            *cmd,
+            cwd=run.workdir,
+            env={**self.base_env(run), **self.environment(run)},
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
             out, err = await asyncio.wait_for(proc.communicate(self.stdin(run, prompt)), self.timeout_s)
         except BaseException:
@@ -120,7 +143,9 @@ class CLIAgent(ABC):
             raise
         text = out.decode(errors="replace")
         if proc.returncode != 0:
-            raise AgentFailed(f"{self.name} exited with {proc.returncode}: {(text + err.decode(errors='replace'))[-2000:]}")
+            raise AgentFailed(
+                f"{self.name} exited with {proc.returncode}: {(text + err.decode(errors='replace'))[-2000:]}"
+            )
         run.outputs.append(text)
         run.turn += 1
         return text
@@ -149,7 +174,9 @@ def make_rollout_func(agent: CLIAgent, policy: Any = None, *, concurrency: int =
     session's main segment is the rollout, the SWE grader's `resolved` its reward (without `policy`: the trainer's model)."""
     import rollgym as rg
 
-    return rg.agent_rollout_func(agent, rg.swe_reward if grade else None, policy=policy, concurrency=concurrency, **kwargs)
+    return rg.agent_rollout_func(
+        agent, rg.swe_reward if grade else None, policy=policy, concurrency=concurrency, **kwargs
+    )
 
 
 def main(agent_cls: type[CLIAgent]) -> None:
@@ -165,10 +192,19 @@ def main(agent_cls: type[CLIAgent]) -> None:
     import rollgym as rg
     from rollgym.rollouts.proxy import ProxySettings
 
-    summary = rg.run_agents(agent_cls(max_output_tokens=args.max_tokens), "bundled", args.model, out=args.out,
-                            num_tasks=args.num_tasks, reward=None if args.no_grade else rg.swe_reward, resume=True,
-                            settings=ProxySettings(default_max_tokens=args.max_tokens))
+    summary = rg.run_agents(
+        agent_cls(max_output_tokens=args.max_tokens),
+        "bundled",
+        args.model,
+        out=args.out,
+        num_tasks=args.num_tasks,
+        reward=None if args.no_grade else rg.swe_reward,
+        resume=True,
+        settings=ProxySettings(default_max_tokens=args.max_tokens),
+    )
     for rollout in rg.read_rollouts(f"{args.out}/rollouts.jsonl"):
-        print(f"task {rollout.task_id}: {len(rollout.turns)} call(s), {sum(len(t.completion_ids) for t in rollout.turns)} "
-              f"sampled tokens, reward {rollout.reward}, error {rollout.error}, segments {rollout.meta.get('segment_reasons')}")
+        print(
+            f"task {rollout.task_id}: {len(rollout.turns)} call(s), {sum(len(t.completion_ids) for t in rollout.turns)} "
+            f"sampled tokens, reward {rollout.reward}, error {rollout.error}, segments {rollout.meta.get('segment_reasons')}"
+        )
     print("reward mean", summary.reward_mean)

@@ -29,20 +29,43 @@ class Codex(CLIAgent):
         return {"CODEX_HOME": str(run.home / "codex"), "ROLLGYM_API_KEY": run.api_key}
 
     def command(self, run: Run, prompt: str) -> list[str]:
-        provider = (f'{{name="rollgym",base_url={json.dumps(run.base_url)},wire_api="responses",'
-                    f'env_key="ROLLGYM_API_KEY",request_max_retries=1,stream_max_retries=1}}')
-        settings = {"model_provider": "rollgym", "model_providers.rollgym": provider,
-                    "model_instructions_file": json.dumps(str(run.home / "instructions.md")),
-                    "model_context_window": "8192", "check_for_update_on_startup": "false", "analytics.enabled": "false",
-                    "feedback.enabled": "false", "features.plugins": "false", "features.apps": "false",
-                    "features.goals": "false", "features.multi_agent": "false", "skills.bundled.enabled": "false",
-                    "web_search": '"disabled"', "include_permissions_instructions": "false",
-                    "include_apps_instructions": "false", "include_collaboration_mode_instructions": "false",
-                    "include_environment_context": "false"}
+        provider = (
+            f'{{name="rollgym",base_url={json.dumps(run.base_url)},wire_api="responses",'
+            f'env_key="ROLLGYM_API_KEY",request_max_retries=1,stream_max_retries=1}}'
+        )
+        settings = {
+            "model_provider": "rollgym",
+            "model_providers.rollgym": provider,
+            "model_instructions_file": json.dumps(str(run.home / "instructions.md")),
+            "model_context_window": "8192",
+            "check_for_update_on_startup": "false",
+            "analytics.enabled": "false",
+            "feedback.enabled": "false",
+            "features.plugins": "false",
+            "features.apps": "false",
+            "features.goals": "false",
+            "features.multi_agent": "false",
+            "skills.bundled.enabled": "false",
+            "web_search": '"disabled"',
+            "include_permissions_instructions": "false",
+            "include_apps_instructions": "false",
+            "include_collaboration_mode_instructions": "false",
+            "include_environment_context": "false",
+        }
         flags = [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
         resume = ["resume", "--last"] if run.turn else []  # the newest conversation in this run's CODEX_HOME
-        return [self.exe, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-                "-m", self.model, *flags, *resume, prompt]
+        return [
+            self.exe,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "-m",
+            self.model,
+            *flags,
+            *resume,
+            prompt,
+        ]
 
 
 def make_codex_rollout_func(policy=None, **kwargs):

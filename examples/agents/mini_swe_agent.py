@@ -25,10 +25,22 @@ class MiniSweAgent(CLIAgent):
     name, env_var, executable = "mini-swe-agent", "ROLLGYM_MINI", "mini"
     cache_path = "mini-venv/bin/mini"
 
-    def __init__(self, *, step_limit: int = 20, textbased: bool = False, temperature: float | None = None,
-                 short_prompts: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        *,
+        step_limit: int = 20,
+        textbased: bool = False,
+        temperature: float | None = None,
+        short_prompts: bool = False,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
-        self.step_limit, self.textbased, self.temperature, self.short_prompts = step_limit, textbased, temperature, short_prompts
+        self.step_limit, self.textbased, self.temperature, self.short_prompts = (
+            step_limit,
+            textbased,
+            temperature,
+            short_prompts,
+        )
 
     def prepare(self, run: Run) -> None:
         model: dict = {"model_kwargs": {"api_base": run.base_url, "max_tokens": self.max_output_tokens}}
@@ -43,16 +55,35 @@ class MiniSweAgent(CLIAgent):
         (run.home / "rollgym.yaml").write_text(json.dumps(config))  # JSON is YAML
 
     def environment(self, run: Run) -> dict[str, str]:
-        return {"OPENAI_API_KEY": run.api_key, "MSWEA_CONFIGURED": "true",  # no first-run wizard
-                "MSWEA_COST_TRACKING": "ignore_errors",  # an unknown model has no price: do not abort
-                "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # LiteLLM's bundled model map, not GitHub's
+        return {
+            "OPENAI_API_KEY": run.api_key,
+            "MSWEA_CONFIGURED": "true",  # no first-run wizard
+            "MSWEA_COST_TRACKING": "ignore_errors",  # an unknown model has no price: do not abort
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }  # LiteLLM's bundled model map, not GitHub's
 
     def command(self, run: Run, prompt: str) -> list[str]:
         if run.turn:
             raise ValueError("mini-swe-agent has no continue option: one run is one conversation")
-        base = ["-c", "mini_textbased.yaml", "--model-class", "litellm_textbased"] if self.textbased else ["-c", "mini.yaml"]
-        return [self.exe, "-y", "--exit-immediately", "-m", f"openai/{self.model}", "-t", prompt, *base,
-                "-c", str(run.home / "rollgym.yaml"), "-o", str(run.home / "trajectory.json")]
+        base = (
+            ["-c", "mini_textbased.yaml", "--model-class", "litellm_textbased"]
+            if self.textbased
+            else ["-c", "mini.yaml"]
+        )
+        return [
+            self.exe,
+            "-y",
+            "--exit-immediately",
+            "-m",
+            f"openai/{self.model}",
+            "-t",
+            prompt,
+            *base,
+            "-c",
+            str(run.home / "rollgym.yaml"),
+            "-o",
+            str(run.home / "trajectory.json"),
+        ]
 
 
 def make_mini_swe_agent_rollout_func(policy=None, **kwargs):

@@ -27,17 +27,43 @@ class OpenCode(CLIAgent):
         self.all_tools, self.context = all_tools, context
 
     def prepare(self, run: Run) -> None:
-        model = {"name": self.model, "tool_call": True, "limit": {"context": self.context, "output": self.max_output_tokens}}
-        build = {"prompt": self.system_prompt, **({} if self.all_tools else {"tools": {t: False for t in OTHER_TOOLS}})}
-        config = {"$schema": "https://opencode.ai/config.json", "model": f"rollgym/{self.model}", "autoupdate": False,
-                  "share": "disabled", "permission": {"*": "allow"}, "agent": {"build": build},
-                  "provider": {"rollgym": {"npm": "@ai-sdk/openai-compatible", "name": "rollgym",
-                                           "options": {"baseURL": run.base_url, "apiKey": run.api_key},
-                                           "models": {self.model: model}}}}
+        model = {
+            "name": self.model,
+            "tool_call": True,
+            "limit": {"context": self.context, "output": self.max_output_tokens},
+        }
+        build = {
+            "prompt": self.system_prompt,
+            **({} if self.all_tools else {"tools": dict.fromkeys(OTHER_TOOLS, False)}),
+        }
+        config = {
+            "$schema": "https://opencode.ai/config.json",
+            "model": f"rollgym/{self.model}",
+            "autoupdate": False,
+            "share": "disabled",
+            "permission": {"*": "allow"},
+            "agent": {"build": build},
+            "provider": {
+                "rollgym": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "rollgym",
+                    "options": {"baseURL": run.base_url, "apiKey": run.api_key},
+                    "models": {self.model: model},
+                }
+            },
+        }
         (run.home / "opencode.json").write_text(json.dumps(config, indent=2))
 
     def environment(self, run: Run) -> dict[str, str]:
-        off = ("MODELS_FETCH", "AUTOUPDATE", "DEFAULT_PLUGINS", "LSP_DOWNLOAD", "SHARE", "CLAUDE_CODE", "EXTERNAL_SKILLS")
+        off = (
+            "MODELS_FETCH",
+            "AUTOUPDATE",
+            "DEFAULT_PLUGINS",
+            "LSP_DOWNLOAD",
+            "SHARE",
+            "CLAUDE_CODE",
+            "EXTERNAL_SKILLS",
+        )
         return {"OPENCODE_CONFIG": str(run.home / "opencode.json"), **{f"OPENCODE_DISABLE_{k}": "1" for k in off}}
 
     def command(self, run: Run, prompt: str) -> list[str]:

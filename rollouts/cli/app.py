@@ -12,8 +12,9 @@ from rollgym.rollouts.cli import demo, engines, generate, proxy, sandbox, swe, t
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-app = typer.Typer(help="rollgym: token-exact rollouts for RL on LLM agents", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
+app = typer.Typer(
+    help="rollgym: token-exact rollouts for RL on LLM agents", no_args_is_help=True, pretty_exceptions_enable=False
+)
 
 
 @app.callback()

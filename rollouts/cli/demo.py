@@ -7,6 +7,7 @@ its chat template uses, enough tokens per turn to finish a call, and the turn bu
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,14 +17,13 @@ from rollgym.errors import RollgymError
 from rollgym.limits import Limits
 
 if TYPE_CHECKING:  # the CLI imports this module for its defaults: keep it light
-    from rollgym.tokenization import ChatTokenizer
-
     from rollgym.rollouts.core.records import Rollout
+    from rollgym.tokenization import ChatTokenizer
 
 DEMO_LIMITS = Limits(max_turns=8, max_tokens_per_turn=160, timeout_s=900)
 DEMO_TASKS = 3  # of the 6 bundled SWE tasks, x 2 samples: the 135M model runs at ~8 sampled tokens/s on 2 cores
 DEMO_TEMPERATURE = 0.7  # lower (0.3) made no more tool calls in trials, and loops the 135M model on one sentence
-DEMO_EXAMPLE = ("bash", {"command": "grep -rn \"def \" {workdir} | head -20"})
+DEMO_EXAMPLE = ("bash", {"command": 'grep -rn "def " {workdir} | head -20'})
 
 
 def tool_call_example(tok: ChatTokenizer, name: str, arguments: dict[str, Any]) -> str:
@@ -35,7 +35,7 @@ def tool_call_example(tok: ChatTokenizer, name: str, arguments: dict[str, Any]) 
     full = tok.render([*context, {"role": "assistant", "content": "", "tool_calls": [make_tool_call(name, arguments)]}])
     if not full.startswith(opening):
         raise ValueError("the chat template does not render an assistant turn after its generation prompt")
-    text = full[len(opening):]
+    text = full[len(opening) :]
     end = tok.hf.decode([tok.end_of_turn_id])
     return text[: text.rfind(end)].strip() if end in text else text.strip()
 
@@ -47,9 +47,11 @@ def demo_env_kwargs(tok: ChatTokenizer) -> dict[str, Any]:
 
     name, args = DEMO_EXAMPLE
     example = tool_call_example(tok, name, args)
-    return {"system_prompt": f"{SYSTEM_PROMPT}\n\nCall exactly one tool per reply, and write nothing else. For example, "
-                             f"to list the functions in the repository, reply with:\n{example}",
-            "nudge": f"{NUDGE} Reply with one tool call only, in this format:\n{example}"}
+    return {
+        "system_prompt": f"{SYSTEM_PROMPT}\n\nCall exactly one tool per reply, and write nothing else. For example, "
+        f"to list the functions in the repository, reply with:\n{example}",
+        "nudge": f"{NUDGE} Reply with one tool call only, in this format:\n{example}",
+    }
 
 
 def replay(r: Rollout, tok: ChatTokenizer) -> dict[str, list]:
@@ -106,11 +108,20 @@ def prove(rollouts: list[Rollout], tok: ChatTokenizer | None) -> dict[str, Any]:
             except RollgymError:  # a conversation the template refuses to re-render counts as differing
                 rendered = []
             retokenized_differs += rendered[: len(ids)] != ids
-    return {"rollouts": len(rollouts), "token_exact": exact, "masks_aligned": aligned, "multi_turn": multi,
-            "with_tool_call": with_call, "tool_calls": calls, "tool_calls_failed": failed, "sampled_ids": sampled,
-            "environment_ids": env_ids, "turns_max": max(turns, default=0),
-            "turns_mean": sum(turns) / len(turns) if turns else 0.0,
-            "retokenized_differs": retokenized_differs if tok is not None else None}
+    return {
+        "rollouts": len(rollouts),
+        "token_exact": exact,
+        "masks_aligned": aligned,
+        "multi_turn": multi,
+        "with_tool_call": with_call,
+        "tool_calls": calls,
+        "tool_calls_failed": failed,
+        "sampled_ids": sampled,
+        "environment_ids": env_ids,
+        "turns_max": max(turns, default=0),
+        "turns_mean": sum(turns) / len(turns) if turns else 0.0,
+        "retokenized_differs": retokenized_differs if tok is not None else None,
+    }
 
 
 def proof_lines(p: dict[str, Any], sandbox: str) -> list[str]:
@@ -125,7 +136,9 @@ def proof_lines(p: dict[str, Any], sandbox: str) -> list[str]:
         f"{p['tool_calls_failed']} failed)",
     ]
     if p["retokenized_differs"] is not None:
-        lines.append(f"re-tokenized   {p['retokenized_differs']}/{n}  would train on other ids if decoded and re-tokenized")
+        lines.append(
+            f"re-tokenized   {p['retokenized_differs']}/{n}  would train on other ids if decoded and re-tokenized"
+        )
     return lines
 
 
@@ -148,25 +161,27 @@ def demo_cmd(
     what the run proved, and a viewer (OUT/view.html)."""
     from rich.console import Console
 
-    from rollgym.tokenization import ChatTokenizer
-
     from rollgym.engines import SamplingParams
     from rollgym.engines.registry import parse_spec
     from rollgym.rollouts.cli.generate import run_generate
     from rollgym.rollouts.core.output import ROLLOUTS_FILE, read_rollouts
     from rollgym.rollouts.core.policy import certified_tokenizer
     from rollgym.rollouts.view import write_viewer
+    from rollgym.tokenization import ChatTokenizer
 
     env, tasks, env_kwargs, where = "rollgym/SWE-v0", "bundled", {}, "in Docker"
     try:
         from rollgym.envs.sandbox import ensure_engine
 
         ok, why = ensure_engine()
-    except Exception as exc:  # no docker SDK connection at all
+    except Exception as exc:  # noqa: BLE001 - no docker SDK connection at all
         ok, why = False, str(exc)
     if not ok:
-        typer.echo(f"note: no Docker engine can run here ({why}); running the no-Docker environment "
-                   "rollgym/Calculator-v0 instead", err=True)
+        typer.echo(
+            f"note: no Docker engine can run here ({why}); running the no-Docker environment "
+            "rollgym/Calculator-v0 instead",
+            err=True,
+        )
         env, tasks, where = "rollgym/Calculator-v0", None, "in the environment"
     tok = None
     try:
@@ -178,9 +193,20 @@ def demo_cmd(
     except RollgymError:  # the model's own error is reported by run_generate below
         pass
     limits = DEMO_LIMITS.model_copy(update={"max_turns": max_turns, "max_tokens_per_turn": max_tokens_per_turn})
-    code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=4, out=out, resume=True, num_tasks=num_tasks,
-                        limits=limits, sampling=SamplingParams(temperature=DEMO_TEMPERATURE, seed=0), env_kwargs=env_kwargs,
-                        tokenizer=tok)
+    code = run_generate(
+        env=env,
+        tasks=tasks,
+        model=model,
+        n=n,
+        concurrency=4,
+        out=out,
+        resume=True,
+        num_tasks=num_tasks,
+        limits=limits,
+        sampling=SamplingParams(temperature=DEMO_TEMPERATURE, seed=0),
+        env_kwargs=env_kwargs,
+        tokenizer=tok,
+    )
     path = os.path.join(out, ROLLOUTS_FILE)
     if code != 0 or not os.path.exists(path):  # a setup error, Ctrl-C (130) or SIGTERM (143)
         raise typer.Exit(code)

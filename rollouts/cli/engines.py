@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -12,8 +12,10 @@ from rollgym.engines.base import SamplingParams
 from rollgym.engines.errors import BadRequestError, EngineError
 from rollgym.engines.registry import available_engines, make_engine
 
-ENGINE_ARG_HELP = ("engine constructor argument KEY=VALUE, repeatable; VALUE is read as JSON when it parses (2048, true), "
-                   "else as a string; e.g. for vllm-local: -E dtype=float32 -E enforce_eager=true -E max_model_len=2048")
+ENGINE_ARG_HELP = (
+    "engine constructor argument KEY=VALUE, repeatable; VALUE is read as JSON when it parses (2048, true), "
+    "else as a string; e.g. for vllm-local: -E dtype=float32 -E enforce_eager=true -E max_model_len=2048"
+)
 
 
 def parse_engine_args(pairs: list[str] | None) -> dict[str, Any]:
@@ -47,30 +49,40 @@ def _tokenize(engine: Any, text: str) -> list[int]:
 
     source = getattr(getattr(engine, "_model", None), "name_or_path", None)
     if not source or not Path(str(source)).is_dir():
-        raise typer.BadParameter("--text needs an in-process engine with a tokenizer (hf:, smollm2-135m); pass --prompt-ids")
+        raise typer.BadParameter(
+            "--text needs an in-process engine with a tokenizer (hf:, smollm2-135m); pass --prompt-ids"
+        )
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(source))(text)["input_ids"]
 
 
 def sample(
-    engine: str = typer.Argument(..., help="engine spec, e.g. smollm2-135m, hf:/dir, vllm:http://h:8000/v1#model, openai:gpt-4o-mini"),
-    prompt_ids: Optional[str] = typer.Option(None, help="comma-separated prompt token ids"),
-    text: Optional[str] = typer.Option(None, help="prompt text (tokenized by an in-process engine; a user message for chat engines)"),
+    engine: str = typer.Argument(
+        ..., help="engine spec, e.g. smollm2-135m, hf:/dir, vllm:http://h:8000/v1#model, openai:gpt-4o-mini"
+    ),
+    prompt_ids: str | None = typer.Option(None, help="comma-separated prompt token ids"),
+    text: str | None = typer.Option(
+        None, help="prompt text (tokenized by an in-process engine; a user message for chat engines)"
+    ),
     max_tokens: int = typer.Option(32),
     temperature: float = typer.Option(1.0),
     top_p: float = typer.Option(1.0),
     top_k: int = typer.Option(0),
-    seed: Optional[int] = typer.Option(None),
+    seed: int | None = typer.Option(None),
     stop_token_ids: str = typer.Option("", help="comma-separated extra stop ids"),
-    engine_arg: Optional[list[str]] = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
+    engine_arg: list[str] | None = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
 ) -> None:
     """Sample one completion and print it as JSON (ids, logprobs, finish reason, timings)."""
     if (prompt_ids is None) == (text is None):
         raise typer.BadParameter("pass exactly one of --prompt-ids or --text")
     try:
         sampling = SamplingParams(
-            max_tokens=max_tokens, temperature=temperature, top_p=top_p, top_k=top_k, seed=seed,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            top_p=top_p,
+            top_k=top_k,
+            seed=seed,
             stop_token_ids=[int(x) for x in stop_token_ids.split(",") if x.strip()],
         )
         ids = [int(x) for x in prompt_ids.split(",") if x.strip()] if prompt_ids is not None else None

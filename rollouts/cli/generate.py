@@ -4,7 +4,7 @@ and its rollouts as Parquet."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -17,8 +17,8 @@ from rollgym.rollouts.cli.engines import ENGINE_ARG_HELP, parse_engine_args
 from rollgym.rollouts.core.generate import generate
 from rollgym.rollouts.core.output import INFRA_CATEGORIES, OutputExistsError
 from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.core.summary import RunSummary
 from rollgym.rollouts.core.signals import Terminated, exit_code
+from rollgym.rollouts.core.summary import RunSummary
 from rollgym.rollouts.core.tasks import load_tasks
 
 
@@ -35,58 +35,108 @@ def ray_options(address: str | None, resources: list[str] | None, max_retries: i
             pairs[name.strip()] = float(amount or 1)
         except ValueError:
             raise typer.BadParameter(f"--ray-resource {item!r}: expected NAME=AMOUNT, e.g. docker=1") from None
-    return RayConfig(address=None if address in (None, "", "local") else address, resources=pairs,
-                     max_retries=max_retries, actors=workers if workers > 1 else None)
+    return RayConfig(
+        address=None if address in (None, "", "local") else address,
+        resources=pairs,
+        max_retries=max_retries,
+        actors=workers if workers > 1 else None,
+    )
 
 
 def generate_cmd(
     env: str = typer.Option("rollgym/Calculator-v0", "--env", help="registered environment id"),
-    tasks: Optional[str] = typer.Option(None, "--tasks", help="JSONL file, datasets directory, `bundled` (SWE), or omitted: the env's own tasks"),
+    tasks: str | None = typer.Option(
+        None, "--tasks", help="JSONL file, datasets directory, `bundled` (SWE), or omitted: the env's own tasks"
+    ),
     model: str = typer.Option("smollm2-135m", "--model", help="engine spec (see `rollgym engines`)"),
     n: int = typer.Option(4, "--n", min=1, help="samples per task (the GRPO group size)"),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
-    workers: int = typer.Option(1, "--workers", min=1, help="Ray actors (processes), each with its own engine and event "
-                                "loop; without --ray, on a local Ray instance"),
-    ray: Optional[str] = typer.Option(None, "--ray", help="run on Ray: `auto` (this machine's cluster), "
-                                      "`ray://HEAD:10001`, or `local` (a local instance sized by --workers)"),
-    ray_resource: Optional[list[str]] = typer.Option(None, "--ray-resource", help="NAME=AMOUNT a Ray actor needs "
-                                                     "(repeatable), e.g. docker=1 for nodes started with "
-                                                     "--resources '{\"docker\": 1}'"),
-    max_retries: int = typer.Option(1, "--max-retries", min=0, help="times a rollout lost with its Ray actor or node runs again"),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        help="Ray actors (processes), each with its own engine and event loop; without --ray, on a local Ray instance",
+    ),
+    ray: str | None = typer.Option(
+        None,
+        "--ray",
+        help="run on Ray: `auto` (this machine's cluster), "
+        "`ray://HEAD:10001`, or `local` (a local instance sized by --workers)",
+    ),
+    ray_resource: list[str] | None = typer.Option(
+        None,
+        "--ray-resource",
+        help="NAME=AMOUNT a Ray actor needs "
+        "(repeatable), e.g. docker=1 for nodes started with "
+        "--resources '{\"docker\": 1}'",
+    ),
+    max_retries: int = typer.Option(
+        1, "--max-retries", min=0, help="times a rollout lost with its Ray actor or node runs again"
+    ),
     out: str = typer.Option(..., "--out", help="output directory (rollouts.jsonl, summary.json)"),
     resume: bool = typer.Option(False, "--resume", help="skip (task, sample) pairs already in the output"),
-    retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors",
-                                      help="on --resume, run again the rollouts that failed on infrastructure (engine, sandbox, internal)"),
-    num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1, help="use only the first N tasks"),
+    retry_errors: bool = typer.Option(
+        True,
+        "--retry-errors/--no-retry-errors",
+        help="on --resume, run again the rollouts that failed on infrastructure (engine, sandbox, internal)",
+    ),
+    num_tasks: int | None = typer.Option(None, "--num-tasks", min=1, help="use only the first N tasks"),
     max_turns: int = typer.Option(DEFAULT_MAX_TURNS, "--max-turns", min=1),
     max_tokens: int = typer.Option(DEFAULT_MAX_TOKENS_PER_TURN, "--max-tokens", min=1, help="sampled tokens per turn"),
-    max_total_tokens: Optional[int] = typer.Option(None, "--max-total-tokens", min=1),
-    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", min=0, help="wall-clock limit per rollout, seconds (0: none)"),
+    max_total_tokens: int | None = typer.Option(None, "--max-total-tokens", min=1),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT_S, "--timeout", min=0, help="wall-clock limit per rollout, seconds (0: none)"
+    ),
     temperature: float = typer.Option(1.0, "--temperature", min=0.0),
     top_p: float = typer.Option(1.0, "--top-p"),
     top_k: int = typer.Option(0, "--top-k", min=0),
-    seed: Optional[int] = typer.Option(0, "--seed", help="base seed; each (task, sample) gets its own"),
-    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="tokenizer directory (for vllm: specs without #MODEL)"),
-    chat_template: Optional[str] = typer.Option(None, "--chat-template", help="Jinja chat template file"),
-    engine_arg: Optional[list[str]] = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
-    docker_host: Optional[list[str]] = typer.Option(None, "--docker-host", help="sandboxes on this Docker daemon; repeat "
-                                                    "to spread them over several (sets $ROLLGYM_DOCKER_HOSTS for the run)"),
+    seed: int | None = typer.Option(0, "--seed", help="base seed; each (task, sample) gets its own"),
+    tokenizer: str | None = typer.Option(
+        None, "--tokenizer", help="tokenizer directory (for vllm: specs without #MODEL)"
+    ),
+    chat_template: str | None = typer.Option(None, "--chat-template", help="Jinja chat template file"),
+    engine_arg: list[str] | None = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
+    docker_host: list[str] | None = typer.Option(
+        None,
+        "--docker-host",
+        help="sandboxes on this Docker daemon; repeat "
+        "to spread them over several (sets $ROLLGYM_DOCKER_HOSTS for the run)",
+    ),
 ) -> None:
     """Batch-generate rollouts to disk: resumable, one JSON line per rollout, with a summary."""
     if docker_host:  # in the environment, so workers and locally started Ray actors inherit it
         os.environ["ROLLGYM_DOCKER_HOSTS"] = ",".join(docker_host)
-    limits = Limits(max_turns=max_turns, max_tokens_per_turn=max_tokens, max_total_tokens=max_total_tokens, timeout_s=timeout or None)
+    limits = Limits(
+        max_turns=max_turns,
+        max_tokens_per_turn=max_tokens,
+        max_total_tokens=max_total_tokens,
+        timeout_s=timeout or None,
+    )
     sampling = SamplingParams(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
-    code = run_generate(env=env, tasks=tasks, model=model, n=n, concurrency=concurrency, out=out, resume=resume,
-                        num_tasks=num_tasks, limits=limits, sampling=sampling, tokenizer=tokenizer, chat_template=chat_template,
-                        workers=workers, engine_kwargs=parse_engine_args(engine_arg), retry_errors=retry_errors,
-                        ray=ray_options(ray, ray_resource, max_retries, workers))
+    code = run_generate(
+        env=env,
+        tasks=tasks,
+        model=model,
+        n=n,
+        concurrency=concurrency,
+        out=out,
+        resume=resume,
+        num_tasks=num_tasks,
+        limits=limits,
+        sampling=sampling,
+        tokenizer=tokenizer,
+        chat_template=chat_template,
+        workers=workers,
+        engine_kwargs=parse_engine_args(engine_arg),
+        retry_errors=retry_errors,
+        ray=ray_options(ray, ray_resource, max_retries, workers),
+    )
     raise typer.Exit(code)
 
 
 def export_cmd(
     run_dir: str = typer.Argument(..., help="a `rollgym generate --out` directory"),
-    out: Optional[str] = typer.Option(None, "--out", help="Parquet file (default: RUN_DIR/rollouts.parquet)"),
+    out: str | None = typer.Option(None, "--out", help="Parquet file (default: RUN_DIR/rollouts.parquet)"),
     include_errored: bool = typer.Option(False, "--include-errored"),
 ) -> None:
     """Write the rollouts as Parquet with TRL-ready columns (prompt_ids, completion_ids, logprobs, env_mask, rewards)."""
@@ -96,7 +146,7 @@ def export_cmd(
         path, count = export_parquet(run_dir, out, include_errored)
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     typer.echo(f"wrote {count} rows to {path}")
 
 
@@ -111,29 +161,64 @@ def print_summary(summary: RunSummary, console: Console) -> None:
     console.print(table)
 
 
-def run_generate(*, env: str, tasks: str | None, model: str, n: int, concurrency: int, out: str, resume: bool,
-                 num_tasks: int | None, limits: Limits, sampling: SamplingParams, tokenizer: Any = None,
-                 chat_template: str | None = None, workers: int = 1, engine_kwargs: dict | None = None,
-                 env_kwargs: dict | None = None, retry_errors: bool = True, ray: Any = None) -> int:
+def run_generate(
+    *,
+    env: str,
+    tasks: str | None,
+    model: str,
+    n: int,
+    concurrency: int,
+    out: str,
+    resume: bool,
+    num_tasks: int | None,
+    limits: Limits,
+    sampling: SamplingParams,
+    tokenizer: Any = None,
+    chat_template: str | None = None,
+    workers: int = 1,
+    engine_kwargs: dict | None = None,
+    env_kwargs: dict | None = None,
+    retry_errors: bool = True,
+    ray: Any = None,
+) -> int:
     """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code
     (0; 1 when every rollout failed on infrastructure; 2 for a setup error; 130/143 when interrupted)."""
     console = Console(stderr=True)
     try:
-        rows = load_tasks(env, tasks, num_tasks=num_tasks)  # a wrong --tasks or --env fails here, before any model loads
-        policy = Policy(model, tokenizer=tokenizer, chat_template=chat_template, log=console.print, engine_kwargs=engine_kwargs)
+        rows = load_tasks(
+            env, tasks, num_tasks=num_tasks
+        )  # a wrong --tasks or --env fails here, before any model loads
+        policy = Policy(
+            model, tokenizer=tokenizer, chat_template=chat_template, log=console.print, engine_kwargs=engine_kwargs
+        )
         if workers == 1 and ray is None:
             policy.engine  # noqa: B018 - a model that cannot load fails here (Ray actors build their own)
-    except Exception as exc:  # a setup error (bad spec, missing model or tasks): said in one line, exit 2
+    except Exception as exc:  # noqa: BLE001 - a setup error (bad spec, missing model or tasks): said in one line, exit 2
         console.print(f"[red]error:[/red] {exc}")
         return 2
     try:
-        summary = generate(env, policy, out=out, tasks=rows, n=n, concurrency=concurrency, limits=limits,
-                           sampling=sampling, resume=resume, workers=workers, console=console, env_kwargs=env_kwargs,
-                           retry_errors=retry_errors, ray=ray)
+        summary = generate(
+            env,
+            policy,
+            out=out,
+            tasks=rows,
+            n=n,
+            concurrency=concurrency,
+            limits=limits,
+            sampling=sampling,
+            resume=resume,
+            workers=workers,
+            console=console,
+            env_kwargs=env_kwargs,
+            retry_errors=retry_errors,
+            ray=ray,
+        )
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`Terminated`)
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
-        console.print(f"[yellow]{what}[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
-                      "run the same command with --resume to continue")
+        console.print(
+            f"[yellow]{what}[/yellow]: finished rollouts are in {out}/rollouts.jsonl; "
+            "run the same command with --resume to continue"
+        )
         return exit_code(exc)
     except ClusterLostError as exc:  # the finished rollouts are written; the rest were not run
         console.print(f"[red]error:[/red] {exc}")
@@ -153,11 +238,15 @@ def infra_verdict(summary: RunSummary, out: str, console: Console) -> int:
         return 0
     kinds = ", ".join(f"{k}: {v}" for k, v in summary.errors.items() if k in INFRA_CATEGORIES)
     if failed == total:
-        console.print(f"[red]error:[/red] every rollout ({total}) failed on infrastructure ({kinds}); nothing to train on. "
-                      f"Fix the cause (the errors are in {out}/rollouts.jsonl), then run the same command with --resume")
+        console.print(
+            f"[red]error:[/red] every rollout ({total}) failed on infrastructure ({kinds}); nothing to train on. "
+            f"Fix the cause (the errors are in {out}/rollouts.jsonl), then run the same command with --resume"
+        )
         return 1
-    console.print(f"[yellow]{failed} of {total} rollouts failed on infrastructure ({kinds})[/yellow]: "
-                  "run the same command with --resume to run them again")
+    console.print(
+        f"[yellow]{failed} of {total} rollouts failed on infrastructure ({kinds})[/yellow]: "
+        "run the same command with --resume to run them again"
+    )
     return 0
 
 

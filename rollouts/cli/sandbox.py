@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 sandbox_app = typer.Typer(help="Docker sandboxes", no_args_is_help=True)
@@ -17,7 +15,7 @@ DOCKER_HOST_HELP = "a Docker daemon (unix://, tcp://, ssh://); repeat for severa
 def sandbox_prune(
     all_: bool = typer.Option(False, "--all", help="remove every rollgym container, not only orphans"),
     run_id: str = typer.Option(None, "--run-id", help="remove the containers of this run"),
-    docker_host: Optional[list[str]] = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP),
+    docker_host: list[str] | None = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP),
 ) -> None:
     """Remove leftover rollgym containers (found by label) on every Docker host: orphans by default."""
     from rollgym.envs.sandbox.host_listing import prune_hosts
@@ -31,7 +29,7 @@ def sandbox_prune(
 
 
 @sandbox_app.command("list")
-def sandbox_list(docker_host: Optional[list[str]] = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP)) -> None:
+def sandbox_list(docker_host: list[str] | None = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP)) -> None:
     """List rollgym containers (running or not) on every Docker host: NAME, HOST, STATE, RUN, TASK."""
     from rollgym.envs.sandbox.host_listing import list_hosts, table
 
@@ -45,8 +43,10 @@ def sandbox_list(docker_host: Optional[list[str]] = typer.Option(None, "--docker
 
 
 @image_app.command("build")
-def image_build(context: str = typer.Argument(..., help="a directory with a Dockerfile"),
-                repo: str = typer.Option(..., "--repo", help="image name; the tag is the context's content hash")) -> None:
+def image_build(
+    context: str = typer.Argument(..., help="a directory with a Dockerfile"),
+    repo: str = typer.Option(..., "--repo", help="image name; the tag is the context's content hash"),
+) -> None:
     """Build an image from a Dockerfile context, tagged (and cached) by the context's content hash."""
     from rollgym.envs.sandbox import build_image
 

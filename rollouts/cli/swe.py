@@ -25,7 +25,7 @@ ROLE_STYLE = {"F2P": "bold green", "P2P": "cyan", "": "dim"}
 ROLE_ORDER = {"F2P": 0, "": 1, "P2P": 2}
 
 
-def load_swe_tasks(source: str, only: list[str] | None) -> "list[SWETask]":
+def load_swe_tasks(source: str, only: list[str] | None) -> list[SWETask]:
     """The rows of a JSONL file (or 'bundled'), narrowed by --only; a usage error (exit 2) in one line."""
     from rollgym.envs.swe import load_bundled_tasks, parse_tasks
     from rollgym.errors import RollgymError
@@ -34,7 +34,7 @@ def load_swe_tasks(source: str, only: list[str] | None) -> "list[SWETask]":
         rows = load_bundled_tasks() if source == "bundled" else parse_tasks(source)
     except (OSError, RollgymError) as exc:
         typer.echo(f"error: cannot read tasks from {source}: {exc}", err=True)
-        raise typer.Exit(USAGE)
+        raise typer.Exit(USAGE) from None
     if only:
         unknown = sorted(set(only) - {r.instance_id for r in rows})
         if unknown:
@@ -50,7 +50,7 @@ def need_docker() -> None:
     ok, why = ensure_engine()
     if not ok:
         typer.echo(f"no Docker engine: {why}", err=True)
-        raise typer.Exit(USAGE)
+        raise typer.Exit(USAGE) from None
 
 
 def interruptible(job) -> int:
@@ -83,7 +83,7 @@ def run_validate(source: str, workers: int, only: list[str] | None, as_json: boo
     return interruptible(job)
 
 
-def validate_table(results: "list[ValidationRow]") -> Table:
+def validate_table(results: list[ValidationRow]) -> Table:
     table = Table(title=f"rollgym validate: {len(results)} task(s)")
     for col in ("task", "gold", "F2P", "P2P", "empty", "F2P failing w/o patch", "time (s)", "verdict"):
         table.add_column(col, overflow="fold")
@@ -93,10 +93,16 @@ def validate_table(results: "list[ValidationRow]") -> Table:
             table.add_row(r.instance_id, "-", "-", "-", "-", "-", "-", verdict)
             continue
         failing = "-" if r.f2p_failing_without_patch is None else f"{r.f2p_failing_without_patch}/{r.f2p_total}"
-        table.add_row(r.instance_id, f"{r.gold.status}/{'resolved' if r.gold.resolved else 'unresolved'}",
-                      f"{r.gold.f2p_passed_frac:.2f}", f"{r.gold.p2p_passed_frac:.2f}",
-                      f"{r.empty.status}/{'resolved' if r.empty.resolved else 'unresolved'}", failing,
-                      f"{r.gold.duration_s + r.empty.duration_s:.1f}", verdict)
+        table.add_row(
+            r.instance_id,
+            f"{r.gold.status}/{'resolved' if r.gold.resolved else 'unresolved'}",
+            f"{r.gold.f2p_passed_frac:.2f}",
+            f"{r.gold.p2p_passed_frac:.2f}",
+            f"{r.empty.status}/{'resolved' if r.empty.resolved else 'unresolved'}",
+            failing,
+            f"{r.gold.duration_s + r.empty.duration_s:.1f}",
+            verdict,
+        )
     return table
 
 
@@ -123,7 +129,7 @@ def run_task_build(source: str, only: list[str] | None, tests: list[str] | None,
     return interruptible(job)
 
 
-def print_report(report: "BuildReport") -> None:
+def print_report(report: BuildReport) -> None:
     console = Console(width=200)
     console.print(Text.assemble(("task ", "bold"), (report.instance_id, "bold")))
     console.print(Text(f"  image        {report.image or '-'}"))
@@ -136,10 +142,14 @@ def print_report(report: "BuildReport") -> None:
     table = Table(title=f"{report.instance_id}: {len(report.tests)} tests", title_justify="left")
     for col in ("test", "empty patch", "gold patch", "role"):
         table.add_column(col, overflow="fold")
-    for t in sorted(report.tests, key=lambda t: ROLE_ORDER[t.role]):  # F2P first, then the tests that fail with the gold patch
+    for t in sorted(
+        report.tests, key=lambda t: ROLE_ORDER[t.role]
+    ):  # F2P first, then the tests that fail with the gold patch
         table.add_row(Text(t.test), t.empty, t.gold, Text(t.role or "-", style=ROLE_STYLE[t.role]))
     console.print(table)
-    console.print(f"  {len(report.FAIL_TO_PASS)} FAIL_TO_PASS, {len(report.PASS_TO_PASS)} PASS_TO_PASS; paste into the row:")
+    console.print(
+        f"  {len(report.FAIL_TO_PASS)} FAIL_TO_PASS, {len(report.PASS_TO_PASS)} PASS_TO_PASS; paste into the row:"
+    )
     typer.echo(json.dumps(report.snippet()))  # plain and unwrapped: one line, as in a JSONL row
 
 
@@ -161,8 +171,9 @@ def validate(
 def task_build(
     tasks: str = typer.Argument(..., help="a JSONL file of SWE task rows (FAIL_TO_PASS may be [])"),
     only: list[str] = typer.Option(None, "--only", help="instance ids to build"),
-    tests: list[str] = typer.Option(None, "--tests", help="test files or directories to run (default: all that "
-                                    "pytest collects in the workdir)"),
+    tests: list[str] = typer.Option(
+        None, "--tests", help="test files or directories to run (default: all that pytest collects in the workdir)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="one JSON object per task instead of the tables"),
 ) -> None:
     """Build each task's image and run its tests with the empty and with the gold patch: prints base_commit, each

@@ -4,7 +4,6 @@ token-exact means on a scripted two-turn conversation."""
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -15,7 +14,9 @@ from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
 
 def check_template(
     model: str = typer.Argument(..., help="Tokenizer directory, `hf:/path`, or `smollm2-135m`."),
-    chat_template: Optional[str] = typer.Option(None, "--chat-template", help="A Jinja chat template file to use instead."),
+    chat_template: str | None = typer.Option(
+        None, "--chat-template", help="A Jinja chat template file to use instead."
+    ),
 ) -> None:
     """Certify a (tokenizer, chat template) pair for token-exact multi-turn rollouts."""
     from rich.table import Table
@@ -25,7 +26,7 @@ def check_template(
         tok = load_chat_tokenizer(model, chat_template)
     except RollgymError as exc:
         console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     report = tok.certify(strict=False)
     table = Table(title=f"check-template {model}" + (f" --chat-template {chat_template}" if chat_template else ""))
     for col in ("probe", "status", "detail"):
@@ -42,10 +43,11 @@ def check_template(
     console.print("[green]CERTIFIED[/green]: bridged trajectories are token-exact for this pair")
 
 
-def token_demo(model: str = typer.Option("smollm2-135m", help="Model spec whose tokenizer and template to use.")) -> None:
+def token_demo(
+    model: str = typer.Option("smollm2-135m", help="Model spec whose tokenizer and template to use."),
+) -> None:
     """A token-exact demo: a scripted conversation, its trajectory, and what re-tokenizing would change."""
     run_demo(model)
-
 
 
 def run_demo(model: str) -> None:
@@ -53,8 +55,10 @@ def run_demo(model: str) -> None:
     console = Console()
     tok = load_chat_tokenizer(model)
     report = tok.certify(strict=False)
-    console.print(f"[bold]{model}[/bold]: certification {'passed' if report.passed else 'FAILED'} "
-                  f"({sum(p.status == 'pass' for p in report.probes)} probes equal a full render)")
+    console.print(
+        f"[bold]{model}[/bold]: certification {'passed' if report.passed else 'FAILED'} "
+        f"({sum(p.status == 'pass' for p in report.probes)} probes equal a full render)"
+    )
     messages = [{"role": "user", "content": "Say hello world, then add 2 and 3."}]
     traj = tok.start(messages)
     # A sampler may emit ' hello' + 'world' as two tokens; BPE would re-encode the text differently.
@@ -64,17 +68,28 @@ def run_demo(model: str) -> None:
     second = tok.encode("5") + [tok.end_of_turn_id]
     traj.add_completion(second, [-0.1] * len(second), "stop")
     out = traj.to_rollout_dict()
-    console.print(f"prompt: {len(out['prompt_ids'])} ids; completion: {len(out['completion_ids'])} ids "
-                  f"({sum(out['env_mask'])} sampled, {len(out['env_mask']) - sum(out['env_mask'])} environment)")
+    console.print(
+        f"prompt: {len(out['prompt_ids'])} ids; completion: {len(out['completion_ids'])} ids "
+        f"({sum(out['env_mask'])} sampled, {len(out['env_mask']) - sum(out['env_mask'])} environment)"
+    )
     console.print(f"bridge text: {tok.hf.decode(bridge)!r}")
-    rerendered = tok.encode(tok.render(messages + [
-        {"role": "assistant", "content": tok.hf.decode(first[:-1])}, {"role": "user", "content": "Now 2 + 3?"},
-        {"role": "assistant", "content": "5"}]))
+    rerendered = tok.encode(
+        tok.render(
+            messages
+            + [
+                {"role": "assistant", "content": tok.hf.decode(first[:-1])},
+                {"role": "user", "content": "Now 2 + 3?"},
+                {"role": "assistant", "content": "5"},
+            ]
+        )
+    )
     exact = out["prompt_ids"] + out["completion_ids"]
-    console.print(f"sampled ids kept verbatim: {exact[len(out['prompt_ids']):][:len(first)] == first}")
-    console.print(f"decode + re-render gives the same ids: {rerendered[:len(exact)] == exact} "
-                  "(a text-based loop would train on ids the model never sampled)")
-    console.print(json.dumps({k: v[:12] + (['...'] if len(v) > 12 else []) for k, v in out.items()}))
+    console.print(f"sampled ids kept verbatim: {exact[len(out['prompt_ids']) :][: len(first)] == first}")
+    console.print(
+        f"decode + re-render gives the same ids: {rerendered[: len(exact)] == exact} "
+        "(a text-based loop would train on ids the model never sampled)"
+    )
+    console.print(json.dumps({k: v[:12] + (["..."] if len(v) > 12 else []) for k, v in out.items()}))
 
 
 def register(app: typer.Typer) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.tasks import task_id_of
@@ -14,12 +15,24 @@ from rollgym.rollouts.core.policy import Policy, as_policy
 from rollgym.rollouts.core.records import Rollout
 
 
-async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], policy: Policy | str, *,
-                       n: int = 1, concurrency: int = 8, limits: Limits | None = None,
-                       sampling: SamplingParams | None = None, skip: set[tuple[str, int]] | frozenset = frozenset(),
-                       on_result: Callable[[Rollout], None] | None = None, group_prefix: str = "",
-                       env_kwargs: dict | None = None, workers: int = 1, keep: bool = True,
-                       ray: Any = None, executor: Executor | None = None) -> list[Rollout]:
+async def run_rollouts(
+    env: str | EnvFactory,
+    tasks: Iterable[dict],
+    policy: Policy | str,
+    *,
+    n: int = 1,
+    concurrency: int = 8,
+    limits: Limits | None = None,
+    sampling: SamplingParams | None = None,
+    skip: set[tuple[str, int]] | frozenset = frozenset(),
+    on_result: Callable[[Rollout], None] | None = None,
+    group_prefix: str = "",
+    env_kwargs: dict | None = None,
+    workers: int = 1,
+    keep: bool = True,
+    ray: Any = None,
+    executor: Executor | None = None,
+) -> list[Rollout]:
     """Run `n` rollouts per task with at most `concurrency` environments alive; return them in task order.
 
     `policy` is a `Policy` or its spec string (then this call builds it, and closes its engine at the end).
@@ -47,8 +60,9 @@ async def run_rollouts(env: str | EnvFactory, tasks: Iterable[dict], policy: Pol
         if on_result is not None:
             on_result(rollout)
 
-    spec = RunSpec(env=env, policy=policy, limits=limits, sampling=sampling, group_prefix=group_prefix,
-                   env_kwargs=env_kwargs)
+    spec = RunSpec(
+        env=env, policy=policy, limits=limits, sampling=sampling, group_prefix=group_prefix, env_kwargs=env_kwargs
+    )
     try:
         await runner.run(spec, jobs, concurrency=concurrency, on_result=collect)
     finally:

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rollgym.envs.core.tasks import task_id_of
-from rollgym.errors import ClusterLostError, WorkerError
-
-from rollgym.rollouts.core.batch import EnvFactory, run_rollouts
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.default_model import DEFAULT_MODEL
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.errors import ClusterLostError
 from rollgym.limits import Limits
+from rollgym.rollouts.core.batch import EnvFactory, run_rollouts
 from rollgym.rollouts.core.output import RETRIED_FILE, RolloutWriter, read_rollouts
-from rollgym.rollouts.core.summary import RunSummary, summarize, write_summary
 from rollgym.rollouts.core.policy import Policy, as_policy
 from rollgym.rollouts.core.records import Rollout
-from rollgym.rollouts.core.signals import Terminated, exit_code, sigterm_cancels_this_task
+from rollgym.rollouts.core.signals import sigterm_cancels_this_task
+from rollgym.rollouts.core.summary import RunSummary, summarize, write_summary
 from rollgym.rollouts.core.tasks import load_tasks
 
 
@@ -44,8 +44,16 @@ class _LiveStats:
 Produce = Callable[[frozenset[tuple[str, int]], Callable[[Rollout], None]], Awaitable[None]]
 
 
-async def write_run(out: str | Path, tasks: list[dict[str, Any]], n: int, produce: Produce, *, resume: bool = False,
-                    retry_errors: bool = True, console: Console | None = None) -> RunSummary:
+async def write_run(
+    out: str | Path,
+    tasks: list[dict[str, Any]],
+    n: int,
+    produce: Produce,
+    *,
+    resume: bool = False,
+    retry_errors: bool = True,
+    console: Console | None = None,
+) -> RunSummary:
     """A batch to `out/rollouts.jsonl`, whoever makes the rollouts (the loop, or agents through the proxy): resume
     (pairs already there are skipped, except infrastructure failures when `retry_errors`: those run again), live
     progress, every rollout flushed as it finishes, and `out/summary.json`; returns the summary."""
@@ -54,13 +62,25 @@ async def write_run(out: str | Path, tasks: list[dict[str, Any]], n: int, produc
     wanted = {(task_id_of(t, i), s) for i, t in enumerate(tasks) for s in range(n)}
     already = len(wanted & writer.done)
     if already or writer.retried:
-        console.print(f"resuming: {already} of {len(wanted)} rollouts already in {writer.path}"
-                      + (f"; {writer.retried} infrastructure failures run again (the old rows are in {RETRIED_FILE})"
-                         if writer.retried else ""))
+        console.print(
+            f"resuming: {already} of {len(wanted)} rollouts already in {writer.path}"
+            + (
+                f"; {writer.retried} infrastructure failures run again (the old rows are in {RETRIED_FILE})"
+                if writer.retried
+                else ""
+            )
+        )
     stats = _LiveStats()
     t0 = time.perf_counter()
-    progress = Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-                        TimeElapsedColumn(), console=console, transient=False)
+    progress = Progress(
+        TextColumn("[bold]rollouts"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
 
     def on_result(rollout: Rollout) -> None:
         writer.write(rollout)
@@ -79,26 +99,63 @@ async def write_run(out: str | Path, tasks: list[dict[str, Any]], n: int, produc
     return summary
 
 
-async def generate_to_dir(*, env: str | EnvFactory, tasks: list[dict[str, Any]], policy: Policy | str, out: str | Path,
-                          n: int = 4, concurrency: int = 16, limits: Limits | None = None,
-                          sampling: SamplingParams | None = None, resume: bool = False, console: Console | None = None,
-                          env_kwargs: dict | None = None, workers: int = 1, retry_errors: bool = True,
-                          ray: Any = None) -> RunSummary:
+async def generate_to_dir(
+    *,
+    env: str | EnvFactory,
+    tasks: list[dict[str, Any]],
+    policy: Policy | str,
+    out: str | Path,
+    n: int = 4,
+    concurrency: int = 16,
+    limits: Limits | None = None,
+    sampling: SamplingParams | None = None,
+    resume: bool = False,
+    console: Console | None = None,
+    env_kwargs: dict | None = None,
+    workers: int = 1,
+    retry_errors: bool = True,
+    ray: Any = None,
+) -> RunSummary:
     """Run n rollouts per task into `out/rollouts.jsonl` (`write_run`); return the summary."""
 
     async def produce(skip: frozenset[tuple[str, int]], on_result: Callable[[Rollout], None]) -> None:
-        await run_rollouts(env, tasks, policy, n=n, concurrency=concurrency, limits=limits, sampling=sampling,
-                           skip=skip, on_result=on_result, env_kwargs=env_kwargs, workers=workers, ray=ray,
-                           keep=False)  # the file holds them: constant memory
+        await run_rollouts(
+            env,
+            tasks,
+            policy,
+            n=n,
+            concurrency=concurrency,
+            limits=limits,
+            sampling=sampling,
+            skip=skip,
+            on_result=on_result,
+            env_kwargs=env_kwargs,
+            workers=workers,
+            ray=ray,
+            keep=False,
+        )  # the file holds them: constant memory
 
     return await write_run(out, tasks, n, produce, resume=resume, retry_errors=retry_errors, console=console)
 
 
-def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path, tasks: str | list[dict] | None = None,
-             num_tasks: int | None = None, n: int = 4, concurrency: int = 16, limits: Limits | None = None,
-             sampling: SamplingParams | None = None, resume: bool = False, workers: int = 1,
-             console: Console | None = None, env_kwargs: dict | None = None, retry_errors: bool = True,
-             ray: Any = None) -> RunSummary:
+def generate(
+    env: str,
+    policy: Policy | str = DEFAULT_MODEL,
+    *,
+    out: str | Path,
+    tasks: str | list[dict] | None = None,
+    num_tasks: int | None = None,
+    n: int = 4,
+    concurrency: int = 16,
+    limits: Limits | None = None,
+    sampling: SamplingParams | None = None,
+    resume: bool = False,
+    workers: int = 1,
+    console: Console | None = None,
+    env_kwargs: dict | None = None,
+    retry_errors: bool = True,
+    ray: Any = None,
+) -> RunSummary:
     """Batch-generate rollouts to `out/rollouts.jsonl` (resumable: `resume=True` skips what is there) and
     write `out/summary.json`; return the summary (a `RunSummary`). What `rollgym generate` runs.
 
@@ -115,9 +172,21 @@ def generate(env: str, policy: Policy | str = DEFAULT_MODEL, *, out: str | Path,
         pol, _ = as_policy(policy)
         with sigterm_cancels_this_task():  # SIGTERM unwinds as Ctrl-C does: sandboxes released, output flushed
             async with pol:
-                return await generate_to_dir(env=env, tasks=rows, policy=pol, out=out, n=n, concurrency=concurrency,
-                                             limits=limits, sampling=sampling, resume=resume, console=console,
-                                             workers=workers, env_kwargs=env_kwargs, retry_errors=retry_errors,
-                                             ray=ray)
+                return await generate_to_dir(
+                    env=env,
+                    tasks=rows,
+                    policy=pol,
+                    out=out,
+                    n=n,
+                    concurrency=concurrency,
+                    limits=limits,
+                    sampling=sampling,
+                    resume=resume,
+                    console=console,
+                    workers=workers,
+                    env_kwargs=env_kwargs,
+                    retry_errors=retry_errors,
+                    ray=ray,
+                )
 
     return asyncio.run(run())

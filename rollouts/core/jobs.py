@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from rollgym.engines.base import SamplingParams
 from rollgym.errors import UsageError
@@ -56,7 +57,9 @@ class Executor(Protocol):
     """Runs a call's jobs, at most `concurrency` rollouts at once, and calls `on_result` for every job exactly once
     (an errored rollout for a job it lost); raises only for what ends the whole call (cancellation, a lost cluster)."""
 
-    async def run(self, spec: RunSpec, jobs: Sequence[RolloutJob], *, concurrency: int, on_result: OnResult) -> None: ...
+    async def run(
+        self, spec: RunSpec, jobs: Sequence[RolloutJob], *, concurrency: int, on_result: OnResult
+    ) -> None: ...
 
 
 def env_factory_for(env: str | EnvFactory, **env_kwargs: Any) -> tuple[EnvFactory, str]:
@@ -81,14 +84,27 @@ async def run_job(factory: EnvFactory, env_id: str, job: RolloutJob, spec: RunSp
     group = f"{spec.group_prefix}{job.task_id}"
     try:
         instance = factory()
-    except Exception as exc:  # a broken factory is one errored rollout, not a crashed batch
-        rollout = Rollout(env_id=env_id, task_id=job.task_id, group_id=group, sample_index=job.sample_index,
-                          stop_reason="error",
-                          error=ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)))
+    except Exception as exc:  # noqa: BLE001 - a broken factory is one errored rollout, not a crashed batch
+        rollout = Rollout(
+            env_id=env_id,
+            task_id=job.task_id,
+            group_id=group,
+            sample_index=job.sample_index,
+            stop_reason="error",
+            error=ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)),
+        )
     else:
         seed = sample_seed(spec.sampling.seed, job.task_index, job.sample_index)
-        rollout = await run_rollout(instance, spec.policy, job.task, limits=spec.limits, env_id=env_id, group_id=group,
-                                    sample_index=job.sample_index, sampling=spec.sampling.model_copy(update={"seed": seed}))
+        rollout = await run_rollout(
+            instance,
+            spec.policy,
+            job.task,
+            limits=spec.limits,
+            env_id=env_id,
+            group_id=group,
+            sample_index=job.sample_index,
+            sampling=spec.sampling.model_copy(update={"seed": seed}),
+        )
     if rollout.task_id and rollout.task_id != job.task_id:  # the row's id is what resume and groups match on
         rollout.meta["env_task_id"] = rollout.task_id
     rollout.task_id = job.task_id

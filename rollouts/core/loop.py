@@ -14,17 +14,16 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from rollgym.version import __version__
+from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.errors import InvalidReplyError, InvalidRewardError
 from rollgym.envs.core.spaces import message_problem
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import SandboxError, UsageError
-from rollgym.tokenization import ChatTokenizer, TokenizationError
-
-from rollgym.engines.base import SamplingParams
 from rollgym.limits import Limits
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.core.records import ErrorCategory, ErrorRecord, Rollout, StopReason, ToolCall, Turn
+from rollgym.tokenization import ChatTokenizer, TokenizationError
+from rollgym.version import __version__
 
 
 class _Stop(Exception):
@@ -34,10 +33,20 @@ class _Stop(Exception):
     so the loop does not score it again.
     """
 
-    def __init__(self, reason: StopReason, error: ErrorRecord | None = None, truncated: bool = False,
-                 scored: bool = False, reward: tuple[float, dict[str, float]] | None = None):
+    def __init__(
+        self,
+        reason: StopReason,
+        error: ErrorRecord | None = None,
+        truncated: bool = False,
+        scored: bool = False,
+        reward: tuple[float, dict[str, float]] | None = None,
+    ):
         super().__init__(reason)
-        self.reason, self.error, self.truncated, self.scored, self.reward = reason, error, truncated, scored, reward
+        self.reason: StopReason = reason
+        self.error, self.truncated, self.scored, self.reward = error, truncated, scored, reward
+
+
+_ERROR_CATEGORIES: tuple[ErrorCategory, ...] = get_args(ErrorCategory)
 
 
 def _error(category: ErrorCategory, exc: BaseException, turn: int | None) -> ErrorRecord:
@@ -48,7 +57,7 @@ def env_failure_category(exc: BaseException) -> ErrorCategory:
     """Sandbox failures (dead container, daemon errors) are told apart from the environment's own; an
     error that names its category (the disk budget: `disk`) keeps it."""
     named = getattr(exc, "category", None)
-    if named in get_args(ErrorCategory):
+    if named in _ERROR_CATEGORIES:
         return named
     return "sandbox" if isinstance(exc, SandboxError) else "environment"
 
@@ -57,8 +66,10 @@ def check_sampling(sampling: SamplingParams | None) -> SamplingParams:
     """The sampling parameters of a rollout; a `max_tokens` set on them is refused (it is a budget: `Limits`)."""
     sampling = sampling or SamplingParams()
     if "max_tokens" in sampling.model_fields_set:
-        raise UsageError("in a rollout the tokens per turn are a budget: set Limits(max_tokens_per_turn=...) "
-                         "instead of SamplingParams(max_tokens=...)")
+        raise UsageError(
+            "in a rollout the tokens per turn are a budget: set Limits(max_tokens_per_turn=...) "
+            "instead of SamplingParams(max_tokens=...)"
+        )
     return sampling
 
 
@@ -94,9 +105,17 @@ def _malformed_reply(parsed, tokenizer: ChatTokenizer) -> dict:
     return {"role": "user", "content": text}
 
 
-async def run_rollout(env: Any, policy: Policy, task: dict | None = None, *, limits: Limits | None = None,
-                      sampling: SamplingParams | None = None, env_id: str = "", group_id: str = "",
-                      sample_index: int = 0) -> Rollout:
+async def run_rollout(
+    env: Any,
+    policy: Policy,
+    task: dict | None = None,
+    *,
+    limits: Limits | None = None,
+    sampling: SamplingParams | None = None,
+    env_id: str = "",
+    group_id: str = "",
+    sample_index: int = 0,
+) -> Rollout:
     """Run one episode of `env` on `task` with `policy`; always return a `Rollout`, never raise (but on cancel).
 
     `env` is a rollgym `Env` (a gymnasium wrapper around one is unwrapped: the loop uses the async API).
@@ -107,21 +126,41 @@ async def run_rollout(env: Any, policy: Policy, task: dict | None = None, *, lim
     sampling = sampling or SamplingParams()
     try:
         engine, tokenizer = policy.engine, policy.tokenizer
-    except Exception as exc:  # an engine that cannot be built is this rollout's engine failure, still data
+    except Exception as exc:  # noqa: BLE001 - an engine that cannot be built is this rollout's engine failure, still data
         await asyncio.shield(_close(env))
-        return Rollout(env_id=env_id, group_id=group_id, sample_index=sample_index, task_id=task_id_of(task),
-                       stop_reason="error", error=_error("engine", exc, None), rollgym_version=__version__)
+        return Rollout(
+            env_id=env_id,
+            group_id=group_id,
+            sample_index=sample_index,
+            task_id=task_id_of(task),
+            stop_reason="error",
+            error=_error("engine", exc, None),
+            rollgym_version=__version__,
+        )
     token_exact = bool(getattr(engine, "token_exact", True))
-    rollout = Rollout(env_id=env_id, group_id=group_id, sample_index=sample_index, sampling=sampling.model_dump(),
-                      engine=getattr(engine, "name", type(engine).__name__), model=str(getattr(engine, "model", "")),
-                      token_exact=token_exact, rollgym_version=__version__, task_id=task_id_of(task))
+    rollout = Rollout(
+        env_id=env_id,
+        group_id=group_id,
+        sample_index=sample_index,
+        sampling=sampling.model_dump(),
+        engine=getattr(engine, "name", type(engine).__name__),
+        model=str(getattr(engine, "model", "")),
+        token_exact=token_exact,
+        rollgym_version=__version__,
+        task_id=task_id_of(task),
+    )
     t0 = time.perf_counter()
     scored = False
     try:
         async with asyncio.timeout(limits.timeout_s):
             await _episode(env, engine, tokenizer, task, limits, sampling, rollout)
     except _Stop as stop:
-        rollout.stop_reason, rollout.error, rollout.truncated, scored = stop.reason, stop.error, stop.truncated, stop.scored
+        rollout.stop_reason, rollout.error, rollout.truncated, scored = (
+            stop.reason,
+            stop.error,
+            stop.truncated,
+            stop.scored,
+        )
         if stop.reward is not None:
             rollout.reward, rollout.reward_components = stop.reward
     except TimeoutError as exc:
@@ -131,7 +170,7 @@ async def run_rollout(env: Any, policy: Policy, task: dict | None = None, *, lim
     except asyncio.CancelledError:
         await asyncio.shield(_close(env))
         raise
-    except Exception as exc:  # a bug of ours: still data, never a crashed batch
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: still data, never a crashed batch
         rollout.stop_reason, rollout.error = "error", _error("internal", exc, len(rollout.turns))
     if not scored and (rollout.error is None or rollout.stop_reason == "timeout"):
         await _final_reward(env, rollout, limits)
@@ -146,7 +185,7 @@ async def run_rollout(env: Any, policy: Policy, task: dict | None = None, *, lim
 async def _close(env: Any) -> None:
     try:
         await env.aclose()
-    except Exception:  # closing must never turn a finished rollout into a crash
+    except Exception:  # noqa: BLE001 - closing must never turn a finished rollout into a crash
         pass
 
 
@@ -159,7 +198,7 @@ async def _final_reward(env: Any, rollout: Rollout, limits: Limits) -> None:
         async with asyncio.timeout(limits.final_reward_timeout_s):
             reward, components = await scorer()
         rollout.reward, rollout.reward_components = _checked_reward(reward, components)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - an unscorable episode is recorded on the rollout
         if rollout.error is None:
             rollout.error = _error(env_failure_category(exc), exc, len(rollout.turns))
 
@@ -169,7 +208,7 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
     t = time.perf_counter()
     try:
         messages, info = await env.areset(options={"task": task} if task is not None else None)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a failed reset is recorded on the rollout
         raise _Stop("error", _error(env_failure_category(exc), exc, None)) from None
     rollout.timings.reset_s = time.perf_counter() - t
     tools = info.get("tools") or None
@@ -200,23 +239,37 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
                 raise _Stop("context_limit", truncated=True)
             context_bound = room <= max_tokens
             max_tokens = min(max_tokens, room)
-        update = {"max_tokens": max_tokens, "seed": None if sampling.seed is None else (sampling.seed + index) % 2**63,
-                  **({"stop_token_ids": stop_ids} if traj is not None else {})}
+        update = {
+            "max_tokens": max_tokens,
+            "seed": None if sampling.seed is None else (sampling.seed + index) % 2**63,
+            **({"stop_token_ids": stop_ids} if traj is not None else {}),
+        }
         if update != last_update:  # most turns sample with the same parameters as the one before
             turn_sampling, last_update = sampling.model_copy(update=update), update
         # The turn's fields, made into a `Turn` once when the turn ends, however it ends (a turn whose
         # generation failed sampled nothing and is not recorded).
         turn: dict[str, Any] = {"index": index, "prompt_len": prompt_len}
         try:
-            sampled_total += await _turn(env, engine, tokenizer, traj, tools, history, turn, turn_sampling, context_bound)
+            sampled_total += await _turn(
+                env, engine, tokenizer, traj, tools, history, turn, turn_sampling, context_bound
+            )
         finally:
             if "generate_s" in turn:
                 rollout.turns.append(_turn_record(turn))
     raise _Stop("max_turns", truncated=True)
 
 
-async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, history: list, turn: dict,
-                sampling: SamplingParams, context_bound: bool) -> int:
+async def _turn(
+    env,
+    engine,
+    tokenizer: ChatTokenizer | None,
+    traj,
+    tools,
+    history: list,
+    turn: dict,
+    sampling: SamplingParams,
+    context_bound: bool,
+) -> int:
     """One turn: generate, parse, step the environment, bridge; fills `turn`; returns the tokens sampled.
 
     Raises `_Stop` when the episode ends (carrying the environment's reward when it ended the episode).
@@ -228,12 +281,13 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
             gen = await engine.generate(traj.next_prompt_ids, sampling)
         else:
             gen = await engine.chat(history, tools, sampling)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any engine failure is this turn's engine error
         raise _Stop("error", _error("engine", exc, index)) from None
     turn["generate_s"] = time.perf_counter() - t
     turn["finish_reason"] = gen.finish_reason
     sampled = 0
     if traj is not None:
+        assert tokenizer is not None  # the trajectory was started by it
         turn["completion_ids"], turn["logprobs"] = gen.completion_ids, gen.logprobs
         sampled = len(gen.completion_ids)
         try:
@@ -243,7 +297,10 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
             raise _Stop("error", _error("tokenization", exc, index)) from None
         turn["message"], turn["parse_errors"] = parsed.message, [e.message for e in parsed.errors]
         if gen.finish_reason == "abort":
-            raise _Stop("error", ErrorRecord(category="engine", type="Abort", message="the engine aborted the generation", turn=index))
+            raise _Stop(
+                "error",
+                ErrorRecord(category="engine", type="Abort", message="the engine aborted the generation", turn=index),
+            )
         if traj.ended:  # cut by max_tokens: by the context when that is what bounded it
             raise _Stop("context_limit" if context_bound else "truncated_completion", truncated=True)
     else:
@@ -254,12 +311,13 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
     history.append(action)
     if parsed is not None and parsed.errors and not parsed.tool_calls:
         # Only malformed calls: tell the model, do not bother the environment.
+        assert tokenizer is not None  # parsed calls come only from the token path, which has a tokenizer
         reply, reward, terminated, truncated, step_info = [_malformed_reply(parsed, tokenizer)], 0.0, False, False, {}
     else:
         t = time.perf_counter()
         try:
             reply, reward, terminated, truncated, step_info = await env.astep(action)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any step failure is the environment's (or its sandbox's) error
             raise _Stop("error", _error(env_failure_category(exc), exc, index)) from None
         finally:
             turn["env_s"] = time.perf_counter() - t
@@ -268,6 +326,7 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
             raise _Stop("error", _error("environment", InvalidReplyError(problem), index))
         reply = list(reply)
         if parsed is not None and parsed.errors:
+            assert tokenizer is not None  # parsed calls come only from the token path, which has a tokenizer
             reply.append(_malformed_reply(parsed, tokenizer))
     try:
         reward, components = _checked_reward(reward, step_info.get("reward_components"))
@@ -275,8 +334,10 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
         raise _Stop("error", _error("environment", exc, index), scored=terminated or truncated) from None
     turn["reward"] = reward
     turn["env_messages"] = reply
-    turn["tool_calls"] = [ToolCall(id=c.id, name=c.name, arguments=c.arguments, result=c.result, failed=c.failed,
-                                   duration_s=c.duration_s) for c in step_info.get("tool_calls", [])]
+    turn["tool_calls"] = [
+        ToolCall(id=c.id, name=c.name, arguments=c.arguments, result=c.result, failed=c.failed, duration_s=c.duration_s)
+        for c in step_info.get("tool_calls", [])
+    ]
     history += reply
     failure = step_info.get("error")
     if failure is not None:
@@ -285,8 +346,14 @@ async def _turn(env, engine, tokenizer: ChatTokenizer | None, traj, tools, histo
         reason = "env_truncated" if truncated else "no_tool_call" if not action.get("tool_calls") else "env_terminated"
         raise _Stop(reason, truncated=bool(truncated), scored=True, reward=(reward, components))
     if not reply:
-        raise _Stop("error", _error("environment", InvalidReplyError(
-            "the environment returned no messages and did not end the episode"), index))
+        raise _Stop(
+            "error",
+            _error(
+                "environment",
+                InvalidReplyError("the environment returned no messages and did not end the episode"),
+                index,
+            ),
+        )
     if traj is not None:
         try:
             turn["bridge_ids"] = traj.add_messages(reply)
@@ -300,17 +367,25 @@ def _turn_record(fields: dict) -> Turn:
     try:
         return Turn(**fields)
     except ValidationError as exc:  # keep what was sampled, say what could not be recorded
-        kept = {k: fields[k] for k in ("index", "prompt_len", "completion_ids", "logprobs", "finish_reason", "generate_s")
-                if k in fields}
+        kept = {
+            k: fields[k]
+            for k in ("index", "prompt_len", "completion_ids", "logprobs", "finish_reason", "generate_s")
+            if k in fields
+        }
         return Turn.model_construct(**kept, parse_errors=[f"part of this turn could not be recorded: {exc}"[:2000]])
 
 
-async def rollout(env: Any, policy: Policy | str, task: dict | None = None, *, limits: Limits | None = None,
-                  sampling: SamplingParams | None = None) -> Rollout:
+async def rollout(
+    env: Any,
+    policy: Policy | str,
+    task: dict | None = None,
+    *,
+    limits: Limits | None = None,
+    sampling: SamplingParams | None = None,
+) -> Rollout:
     """One episode: `env` is a registered id or an environment, `policy` a `Policy` or its spec string
     (then it is built here and its engine closed after). Returns the `Rollout`; failures are recorded on it."""
     from rollgym.envs import make
-
     from rollgym.rollouts.core.policy import as_policy
 
     sampling = check_sampling(sampling)
@@ -319,8 +394,9 @@ async def rollout(env: Any, policy: Policy | str, task: dict | None = None, *, l
     env_id = env if isinstance(env, str) else getattr(getattr(env, "spec", None), "id", None) or type(env).__name__
     instance = make(env).unwrapped if isinstance(env, str) else env
     try:
-        return await run_rollout(instance, policy, task, limits=limits, sampling=sampling, env_id=env_id,
-                                 group_id=task_id_of(task))
+        return await run_rollout(
+            instance, policy, task, limits=limits, sampling=sampling, env_id=env_id, group_id=task_id_of(task)
+        )
     finally:
         if owned:
             await policy.aclose()

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import math
 import os
-from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from rollgym.errors import UsageError
-
 from rollgym.rollouts.core.records import Rollout
 
 
 class OutputExistsError(UsageError, FileExistsError):
     """The output already holds rollouts and the run was not asked to resume."""
+
 
 ROLLOUTS_FILE = "rollouts.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -51,7 +48,9 @@ class RolloutWriter:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / ROLLOUTS_FILE
         if self.path.exists() and not resume and self.path.stat().st_size:
-            raise OutputExistsError(f"{self.path} already has rollouts: pass --resume to continue it, or choose another --out")
+            raise OutputExistsError(
+                f"{self.path} already has rollouts: pass --resume to continue it, or choose another --out"
+            )
         self._repair_tail()
         self.retried = self._set_aside_infra_failures() if retry_errors and self.path.exists() else 0
         self.done: set[tuple[str, int]] = {r.key for r in read_rollouts(self.path)} if self.path.exists() else set()

@@ -4,24 +4,32 @@ certification happen here and nowhere else."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from rollgym.engines.registry import EngineSpec, parse_spec
 from rollgym.errors import UsageError
 from rollgym.tokenization import ChatTokenizer
 
-from rollgym.engines.registry import EngineSpec, parse_spec
 
-
-def certified_tokenizer(tokenizer: Any, *, chat_template: str | None = None, need_tools: bool = True,
-                        log: Callable[[str], None] | None = None) -> ChatTokenizer:
+def certified_tokenizer(
+    tokenizer: Any,
+    *,
+    chat_template: str | None = None,
+    need_tools: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> ChatTokenizer:
     """A certified `ChatTokenizer` from a directory/spec, a Hugging Face tokenizer or a `ChatTokenizer`.
 
     When the model's own template cannot call tools (and no `chat_template` was given), a ChatML
     vocabulary gets rollgym's ChatML + Hermes tool template, and says so through `log`.
     """
     if isinstance(tokenizer, ChatTokenizer):
-        tok = tokenizer if chat_template is None else ChatTokenizer(tokenizer.hf, chat_template=chat_template,
-                                                                     truncation=tokenizer.truncation)
+        tok = (
+            tokenizer
+            if chat_template is None
+            else ChatTokenizer(tokenizer.hf, chat_template=chat_template, truncation=tokenizer.truncation)
+        )
     elif isinstance(tokenizer, str):
         from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
 
@@ -51,26 +59,41 @@ class Policy:
     engine); one holding an engine object pickles that object.
     """
 
-    def __init__(self, spec: str | None = None, *, engine: Any = None, engine_factory: Callable[[], Any] | None = None,
-                 tokenizer: Any = None, chat_template: str | None = None, need_tools: bool = True,
-                 log: Callable[[str], None] | None = None, engine_kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        spec: str | None = None,
+        *,
+        engine: Any = None,
+        engine_factory: Callable[[], Any] | None = None,
+        tokenizer: Any = None,
+        chat_template: str | None = None,
+        need_tools: bool = True,
+        log: Callable[[str], None] | None = None,
+        engine_kwargs: dict[str, Any] | None = None,
+    ) -> None:
         if sum(x is not None for x in (spec, engine, engine_factory)) != 1:
-            raise UsageError("give a Policy either a spec string (e.g. 'smollm2-135m'), engine=... or engine_factory=..., "
-                             "exactly one of them")
+            raise UsageError(
+                "give a Policy either a spec string (e.g. 'smollm2-135m'), engine=... or engine_factory=..., "
+                "exactly one of them"
+            )
         self.spec = spec
         self._parsed: EngineSpec | None = parse_spec(spec) if spec is not None else None
         self._engine_kwargs = dict(engine_kwargs or {})
         self._given_engine = engine
         self._engine: Any = engine
         self._factory = engine_factory
-        self.token_exact = bool(self._parsed.scheme.token_exact if self._parsed else getattr(engine, "token_exact", True))
+        self.token_exact = bool(
+            self._parsed.scheme.token_exact if self._parsed else getattr(engine, "token_exact", True)
+        )
         self.tokenizer: ChatTokenizer | None = None
         if self.token_exact:
             source = tokenizer if tokenizer is not None else (self._parsed.tokenizer_source if self._parsed else None)
             if source is None:
                 where = f"{spec!r} names no tokenizer" if spec else "this engine comes without a tokenizer"
-                raise UsageError(f"{where}: pass tokenizer= (a ChatTokenizer, a Hugging Face tokenizer, or the model's "
-                                 "directory), or write a vllm: spec with #MODEL")
+                raise UsageError(
+                    f"{where}: pass tokenizer= (a ChatTokenizer, a Hugging Face tokenizer, or the model's "
+                    "directory), or write a vllm: spec with #MODEL"
+                )
             self.tokenizer = certified_tokenizer(source, chat_template=chat_template, need_tools=need_tools, log=log)
 
     # --- the engine -------------------------------------------------------------------------------
@@ -110,7 +133,7 @@ class Policy:
             self._engine = None
             await engine.aclose()
 
-    async def __aenter__(self) -> "Policy":
+    async def __aenter__(self) -> Policy:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -121,8 +144,10 @@ class Policy:
         if state["_engine"] is not state["_given_engine"]:
             state["_engine"] = None  # built here: the other process builds its own from the spec
         if state["_factory"] is not None:
-            raise UsageError("a Policy that builds its engine with a function (e.g. from a trainer) cannot leave this "
-                             "process: give worker processes a spec string")
+            raise UsageError(
+                "a Policy that builds its engine with a function (e.g. from a trainer) cannot leave this "
+                "process: give worker processes a spec string"
+            )
         state["_parsed"] = None  # the registry's functions stay here; the spec is parsed again on arrival
         return state
 
@@ -135,14 +160,16 @@ class Policy:
         return f"Policy({self.spec!r})" if self.spec else f"Policy(engine={self.name})"
 
 
-def as_policy(policy: "Policy | str", **kwargs: Any) -> tuple[Policy, bool]:
+def as_policy(policy: Policy | str, **kwargs: Any) -> tuple[Policy, bool]:
     """`policy`, or a new one from a spec string; the flag says whether the caller made it (and must close it)."""
     if isinstance(policy, Policy):
         return policy, False
     if isinstance(policy, str):
         return Policy(policy, **kwargs), True
-    raise UsageError(f"expected a rollgym.Policy or an engine spec string, got {type(policy).__name__}; "
-                     "wrap your engine as Policy(engine=..., tokenizer=...)")
+    raise UsageError(
+        f"expected a rollgym.Policy or an engine spec string, got {type(policy).__name__}; "
+        "wrap your engine as Policy(engine=..., tokenizer=...)"
+    )
 
 
 def model_dir(spec: str) -> str:

@@ -124,7 +124,12 @@ class Rollout(BaseModel):
                 completion_ids += turn.bridge_ids
                 logprobs += [0.0] * len(turn.bridge_ids)
                 env_mask += [0] * len(turn.bridge_ids)
-        return {"prompt_ids": list(self.prompt_ids), "completion_ids": completion_ids, "logprobs": logprobs, "env_mask": env_mask}
+        return {
+            "prompt_ids": list(self.prompt_ids),
+            "completion_ids": completion_ids,
+            "logprobs": logprobs,
+            "env_mask": env_mask,
+        }
 
     def messages(self) -> list[dict[str, Any]]:
         """The conversation as OpenAI messages (for SFT or reading)."""

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import signal
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 
 class Terminated(KeyboardInterrupt):
@@ -27,6 +27,7 @@ def sigterm_cancels_this_task() -> Iterator[None]:
     so no write is cut in half), and the cancellation leaves as `Terminated`. Without a main-thread event
     loop (a worker thread, Windows) it does nothing."""
     loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None  # used inside a coroutine, so inside its task
     hit = False
 
     def on_sigterm() -> None:
@@ -60,7 +61,7 @@ def sigterm_raises_terminated() -> Iterator[None]:
         return
     fired = False
 
-    def on_sigterm(signum, frame) -> None:  # noqa: ARG001
+    def on_sigterm(signum, frame) -> None:
         nonlocal fired
         if not fired:
             fired = True

@@ -7,8 +7,9 @@ import json
 import math
 import os
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -88,8 +89,12 @@ def summarize(rollouts: Iterable[Rollout], wall_s: float | None = None, success_
     per_task = {}
     for tid, rs in sorted(by_task.items()):
         c = sum(r.reward >= success_threshold for r in rs)
-        per_task[tid] = TaskSummary(n=len(rs), correct=c, reward_mean=sum(r.reward for r in rs) / len(rs),
-                                    pass_at_k={k: pass_at_k(len(rs), c, k) for k in ks if k <= len(rs)})
+        per_task[tid] = TaskSummary(
+            n=len(rs),
+            correct=c,
+            reward_mean=sum(r.reward for r in rs) / len(rs),
+            pass_at_k={k: pass_at_k(len(rs), c, k) for k in ks if k <= len(rs)},
+        )
     sampled = sum(len(t.completion_ids) for r in rollouts for t in r.turns)
     resolved = [r.reward_components["resolved"] for r in rollouts if "resolved" in r.reward_components]
     wall = wall_s if wall_s is not None else sum(r.timings.wall_s for r in rollouts)
@@ -102,7 +107,7 @@ def summarize(rollouts: Iterable[Rollout], wall_s: float | None = None, success_
         sampled_tokens=sampled,
         tokens_per_s=sampled / wall if wall else None,
         turns_mean=sum(len(r.turns) for r in rollouts) / len(rollouts),
-        stop_reasons=dict(Counter(r.stop_reason for r in rollouts)),
+        stop_reasons=dict(Counter(r.stop_reason for r in rollouts if r.stop_reason is not None)),
         errors=dict(Counter(r.error.category for r in rollouts if r.error)),
         infra_failures=sum(is_infra_failure(r) for r in rollouts),
         per_task=per_task,
@@ -120,8 +125,15 @@ def read_summary(out_dir: str | os.PathLike) -> RunSummary:
     """A run's `summary.json` as a `RunSummary`."""
     data = json.loads((Path(out_dir) / SUMMARY_FILE).read_text())
     passes = {int(k.removeprefix("pass@")): v for k, v in data.items() if k.startswith("pass@")}
-    tasks = {tid: TaskSummary(**{k: v for k, v in t.items() if not k.startswith("pass@")},
-                              pass_at_k={int(k.removeprefix("pass@")): v for k, v in t.items() if k.startswith("pass@")})
-             for tid, t in data.get("per_task", {}).items()}
-    return RunSummary(**{k: v for k, v in data.items() if not k.startswith("pass@") and k != "per_task"},
-                      pass_at_k=passes, per_task=tasks)
+    tasks = {
+        tid: TaskSummary(
+            **{k: v for k, v in t.items() if not k.startswith("pass@")},
+            pass_at_k={int(k.removeprefix("pass@")): v for k, v in t.items() if k.startswith("pass@")},
+        )
+        for tid, t in data.get("per_task", {}).items()
+    }
+    return RunSummary(
+        **{k: v for k, v in data.items() if not k.startswith("pass@") and k != "per_task"},
+        pass_at_k=passes,
+        per_task=tasks,
+    )

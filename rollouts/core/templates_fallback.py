@@ -10,7 +10,9 @@ def chatml_tools_fallback(tok: ChatTokenizer, log=print) -> ChatTokenizer:
     """Return `tok` with CHATML_TOOLS when its vocabulary is ChatML; refuse clearly otherwise."""
     vocab = tok.hf.get_vocab()
     if "<|im_start|>" not in vocab or "<|im_end|>" not in vocab:
-        raise UnsupportedFeatureError("the model's chat template has no tool calling and its vocabulary is not ChatML: "
-                                      "pass --chat-template with a tool-calling template the model was trained on")
+        raise UnsupportedFeatureError(
+            "the model's chat template has no tool calling and its vocabulary is not ChatML: "
+            "pass --chat-template with a tool-calling template the model was trained on"
+        )
     log("note: the model's chat template has no tool calling; using rollgym's ChatML + Hermes tool-call template")
     return ChatTokenizer(tok.hf, chat_template=CHATML_TOOLS, truncation=tok.truncation)

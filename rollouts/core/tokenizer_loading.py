@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 
-from rollgym.errors import UsageError
-from rollgym.tokenization import ChatTokenizer
-
 from rollgym.engines.default_model import resolve_model_dir
 from rollgym.engines.errors import ModelUnavailableError
+from rollgym.errors import UsageError
+from rollgym.tokenization import ChatTokenizer
 
 
 class TokenizerNotFoundError(UsageError, FileNotFoundError):

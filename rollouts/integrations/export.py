@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from rollgym.errors import UsageError
-
 from rollgym.rollouts.core.output import ROLLOUTS_FILE, read_rollouts
 
 
@@ -18,23 +17,36 @@ def export_rows(rollouts_path: str | Path, include_errored: bool = False) -> lis
             continue
         if not r.token_exact:
             continue  # a text-only trajectory has no ids to train on
-        row = {"id": r.id, "env_id": r.env_id, "task_id": r.task_id, "group_id": r.group_id, "sample_index": r.sample_index,
-               **r.token_view(), "reward": r.reward, "stop_reason": r.stop_reason, "model": r.model,
-               "messages_json": json.dumps(r.messages(), ensure_ascii=False)}
+        row = {
+            "id": r.id,
+            "env_id": r.env_id,
+            "task_id": r.task_id,
+            "group_id": r.group_id,
+            "sample_index": r.sample_index,
+            **r.token_view(),
+            "reward": r.reward,
+            "stop_reason": r.stop_reason,
+            "model": r.model,
+            "messages_json": json.dumps(r.messages(), ensure_ascii=False),
+        }
         row.update({f"reward/{k}": v for k, v in r.reward_components.items()})
         row.update({f"metric/{k}": v for k, v in r.metrics().items()})
         rows.append(row)
     return rows
 
 
-def export_parquet(run_dir: str | Path, out: str | Path | None = None, include_errored: bool = False) -> tuple[Path, int]:
+def export_parquet(
+    run_dir: str | Path, out: str | Path | None = None, include_errored: bool = False
+) -> tuple[Path, int]:
     """Write `run_dir/rollouts.parquet` (or `out`); return its path and row count."""
     from datasets import Dataset
 
     run_dir = Path(run_dir)
     rows = export_rows(run_dir / ROLLOUTS_FILE, include_errored)
     if not rows:
-        raise UsageError(f"no exportable rollouts in {run_dir / ROLLOUTS_FILE} (errored and non-token-exact ones are skipped)")
+        raise UsageError(
+            f"no exportable rollouts in {run_dir / ROLLOUTS_FILE} (errored and non-token-exact ones are skipped)"
+        )
     keys = sorted({k for row in rows for k in row})
     for row in rows:  # reward components/metrics differ between rollouts: fill the gaps
         for k in keys:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rollgym.engines.base import SamplingParams
 from rollgym.errors import UsageError
@@ -38,8 +39,10 @@ def task_from_prompt(prompt: Any) -> dict:
         try:
             task = json.loads(prompt)
         except json.JSONDecodeError:
-            raise UsageError("a string prompt must be a JSON task row (e.g. json.dumps(row)); "
-                             "or pass task_from_prompt= to map your prompts to environment tasks") from None
+            raise UsageError(
+                "a string prompt must be a JSON task row (e.g. json.dumps(row)); "
+                "or pass task_from_prompt= to map your prompts to environment tasks"
+            ) from None
         if not isinstance(task, dict):
             raise UsageError("a JSON prompt must decode to an object (the task row)")
         return task
@@ -76,8 +79,11 @@ def group_positions(tasks: list[Any]) -> tuple[list[int], list[str]]:
 def policy_from_trainer(trainer: Any, *, chat_template: str | None = None) -> Policy:
     """The trainer's own generator (vLLM colocate, TRL's vLLM server, or its live model) and its `processing_class`
     as a `Policy`; the engine is rebuilt after each `aclose()`, so every step uses current weights."""
-    return Policy(engine_factory=lambda: engine_from_trainer(trainer), tokenizer=trainer.processing_class,
-                  chat_template=chat_template)
+    return Policy(
+        engine_factory=lambda: engine_from_trainer(trainer),
+        tokenizer=trainer.processing_class,
+        chat_template=chat_template,
+    )
 
 
 def engine_from_trainer(trainer: Any) -> Any:
@@ -106,9 +112,18 @@ def to_trl_columns(rollouts: list[Rollout], pad_id: int) -> dict[str, list]:
     """The token view per rollout, plus reward, one column per reward component and per metric."""
     refused = [r for r in rollouts if not r.token_exact]
     if refused:
-        raise UsageError(f"{len(refused)} rollout(s) are not token-exact (engine {refused[0].engine!r}); "
-                         "text-only engines cannot be used for training")
-    cols: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], REWARD_KEY: [], ERROR_KEY: []}
+        raise UsageError(
+            f"{len(refused)} rollout(s) are not token-exact (engine {refused[0].engine!r}); "
+            "text-only engines cannot be used for training"
+        )
+    cols: dict[str, list] = {
+        "prompt_ids": [],
+        "completion_ids": [],
+        "logprobs": [],
+        "env_mask": [],
+        REWARD_KEY: [],
+        ERROR_KEY: [],
+    }
     components = sorted({k for r in rollouts for k in r.reward_components})
     metrics = sorted({k for r in rollouts for k in r.metrics()})
     for r in rollouts:
@@ -142,8 +157,10 @@ def _scored(value: float, error: str) -> float | None:
 def env_reward(completions=None, reward=None, rollgym_error=None, **_: Any) -> list[float | None]:
     """A TRL reward function returning the environment's reward; None (unscorable) for rollouts that
     failed for a reason that is not the policy's own (`SCORED_ERRORS` keep their reward)."""
+    if reward is None:
+        raise TypeError("env_reward() needs the rollouts' `reward` column (TRL passes the dataset's columns)")
     errors = rollgym_error or [""] * len(reward)
-    return [_scored(r, err) for r, err in zip(reward, errors)]
+    return [_scored(r, err) for r, err in zip(reward, errors, strict=True)]
 
 
 def component_reward(name: str) -> Callable[..., list[float | None]]:
@@ -152,17 +169,24 @@ def component_reward(name: str) -> Callable[..., list[float | None]]:
     def reward_fn(completions=None, rollgym_error=None, **kwargs: Any) -> list[float | None]:
         values = kwargs[f"reward_{name}"]
         errors = rollgym_error or [""] * len(values)
-        return [_scored(v, err) for v, err in zip(values, errors)]
+        return [_scored(v, err) for v, err in zip(values, errors, strict=True)]
 
     reward_fn.__name__ = name
     return reward_fn
 
 
-def make_rollout_func(env: str | Callable[[], Any], policy: Policy | str | None = None, *,
-                      limits: Limits | None = None, sampling: SamplingParams | None = None,
-                      task_from_prompt: Callable[[Any], dict] = task_from_prompt, concurrency: int = 32,
-                      chat_template: str | None = None, env_kwargs: dict | None = None,
-                      ray: Any = None) -> Callable[[list, Any], dict]:
+def make_rollout_func(
+    env: str | Callable[[], Any],
+    policy: Policy | str | None = None,
+    *,
+    limits: Limits | None = None,
+    sampling: SamplingParams | None = None,
+    task_from_prompt: Callable[[Any], dict] = task_from_prompt,
+    concurrency: int = 32,
+    chat_template: str | None = None,
+    env_kwargs: dict | None = None,
+    ray: Any = None,
+) -> Callable[[list, Any], dict]:
     """A `rollout_func(prompts, trainer)` for TRL's GRPOTrainer.
 
     Without `policy`, the trainer's own generator and `processing_class` (`policy_from_trainer`) are
@@ -186,21 +210,35 @@ def make_rollout_func(env: str | Callable[[], Any], policy: Policy | str | None 
             state["policy"] = policy_from_trainer(trainer, chat_template=chat_template)
         pol: Policy = state["policy"]
         args = getattr(trainer, "args", None)
-        lim = limits or Limits(max_tokens_per_turn=getattr(args, "max_completion_length", None) or Limits().max_tokens_per_turn)
-        samp = sampling or SamplingParams(temperature=getattr(args, "temperature", 1.0) or 1.0,
-                                          top_p=getattr(args, "top_p", 1.0) or 1.0, top_k=getattr(args, "top_k", 0) or 0)
+        lim = limits or Limits(
+            max_tokens_per_turn=getattr(args, "max_completion_length", None) or Limits().max_tokens_per_turn
+        )
+        samp = sampling or SamplingParams(
+            temperature=getattr(args, "temperature", 1.0) or 1.0,
+            top_p=getattr(args, "top_p", 1.0) or 1.0,
+            top_k=getattr(args, "top_k", 0) or 0,
+        )
         tasks = [task_from_prompt(p) for p in prompts]
         positions, groups = group_positions(tasks)
 
         async def run() -> list[Rollout]:
             try:
-                return await run_rollouts(env, tasks, pol, n=1, concurrency=concurrency, limits=lim, sampling=samp,
-                                          env_kwargs=env_kwargs, executor=executor)
+                return await run_rollouts(
+                    env,
+                    tasks,
+                    pol,
+                    n=1,
+                    concurrency=concurrency,
+                    limits=lim,
+                    sampling=samp,
+                    env_kwargs=env_kwargs,
+                    executor=executor,
+                )
             finally:  # each step runs on its own event loop: its engine (current weights) closes with it
                 await pol.aclose()
 
         rollouts = asyncio.run(run())
-        for r, index, group in zip(rollouts, positions, groups):
+        for r, index, group in zip(rollouts, positions, groups, strict=True):
             r.sample_index, r.group_id = index, group
         rollout_func.last_rollouts = rollouts
         return to_trl_columns(rollouts, pol.pad_token_id)
@@ -209,10 +247,17 @@ def make_rollout_func(env: str | Callable[[], Any], policy: Policy | str | None 
     return rollout_func
 
 
-def agent_rollout_func(agent: Agent, reward: Reward | None = None, *, policy: Policy | str | None = None,
-                       concurrency: int = 8, timeout_s: float | None = None,
-                       task_from_prompt: Callable[[Any], dict] | None = None, chat_template: str | None = None,
-                       settings: Any = None) -> Callable[[list, Any], dict]:
+def agent_rollout_func(
+    agent: Agent,
+    reward: Reward | None = None,
+    *,
+    policy: Policy | str | None = None,
+    concurrency: int = 8,
+    timeout_s: float | None = None,
+    task_from_prompt: Callable[[Any], dict] | None = None,
+    chat_template: str | None = None,
+    settings: Any = None,
+) -> Callable[[list, Any], dict]:
     """A TRL `rollout_func(prompts, trainer)` that runs `agent` per prompt through a recording proxy.
 
     Without `policy`, the trainer's own generator (current weights) and `processing_class` serve the proxy
@@ -233,13 +278,21 @@ def agent_rollout_func(agent: Agent, reward: Reward | None = None, *, policy: Po
         async def run() -> list[Rollout]:
             try:
                 async with RecordingProxy(pol, settings=settings) as proxy:
-                    return await agent_rollouts(proxy, agent, rows, reward=reward, concurrency=concurrency,
-                                                timeout_s=timeout_s, group_ids=groups, sessions_out=sessions)
+                    return await agent_rollouts(
+                        proxy,
+                        agent,
+                        rows,
+                        reward=reward,
+                        concurrency=concurrency,
+                        timeout_s=timeout_s,
+                        group_ids=groups,
+                        sessions_out=sessions,
+                    )
             finally:  # each step runs on its own event loop: its engine (current weights) closes with it
                 await pol.aclose()
 
         rollouts = asyncio.run(run())
-        for r, i in zip(rollouts, positions):
+        for r, i in zip(rollouts, positions, strict=True):
             r.sample_index = i
         rollout_func.last_rollouts, rollout_func.last_sessions = rollouts, sessions
         return to_trl_columns(rollouts, pol.pad_token_id)

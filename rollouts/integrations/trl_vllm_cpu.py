@@ -30,7 +30,7 @@ def sync_colocated_weights(generation: Any) -> None:
     `generation` is the trainer's `VLLMGeneration` (`trainer.vllm_generation`); its own parameter walk
     (`_iter_named_params`: vLLM's names, FSDP/DeepSpeed gathering, merged PEFT adapters) feeds the reload.
     """
-    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding
+    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
 
     runner = generation.llm.llm_engine.model_executor.driver_worker.model_runner
     runner.reload_weights(weights_iterator=generation._iter_named_params())
@@ -51,7 +51,7 @@ def patch_trl_for_vllm_cpu(*, dtype: str = "float32", enforce_eager: bool = True
     generation_cls = vllm_generation.VLLMGeneration
     if getattr(generation_cls, _PATCHED, False):
         return True
-    build_llm = vllm_generation.LLM
+    build_llm = vllm_generation.LLM  # pyright: ignore[reportPrivateImportUsage]  # the vLLM class TRL builds its LLM through: wrapped on purpose
 
     @functools.wraps(build_llm)
     def cpu_llm(*args: Any, **kwargs: Any) -> Any:
@@ -60,7 +60,9 @@ def patch_trl_for_vllm_cpu(*, dtype: str = "float32", enforce_eager: bool = True
         kwargs.setdefault("enable_chunked_prefill", False)
         if kwargs["enable_chunked_prefill"] is False:  # whole prompts per step: the step budget must hold the longest
             if kwargs.get("max_model_len"):
-                kwargs["max_num_batched_tokens"] = max(kwargs.get("max_num_batched_tokens") or 0, kwargs["max_model_len"])
+                kwargs["max_num_batched_tokens"] = max(
+                    kwargs.get("max_num_batched_tokens") or 0, kwargs["max_model_len"]
+                )
             else:  # TRL's 4096 may be under the model's own length: let vLLM size it from max_model_len
                 kwargs.pop("max_num_batched_tokens", None)
         return build_llm(*args, **kwargs)
@@ -73,7 +75,7 @@ def patch_trl_for_vllm_cpu(*, dtype: str = "float32", enforce_eager: bool = True
             return trl_sync(self)
         sync_colocated_weights(self)
 
-    vllm_generation.LLM = cpu_llm
+    vllm_generation.LLM = cpu_llm  # pyright: ignore[reportPrivateImportUsage]  # TRL's module global, replaced on purpose (see build_llm)
     generation_cls.sync_weights = sync_weights
     setattr(generation_cls, _PATCHED, True)
     return True

@@ -9,5 +9,15 @@ from rollgym.rollouts.proxy.service import ProxyCore
 from rollgym.rollouts.proxy.session import ProxySession
 from rollgym.rollouts.proxy.store import ProxySettings
 
-__all__ = ["APIError", "ProxyCore", "ProxyError", "ProxySession", "ProxySettings", "RecordingProxy", "SubprocessAgent",
-           "agent_rollouts", "create_app", "run_agents"]
+__all__ = [
+    "APIError",
+    "ProxyCore",
+    "ProxyError",
+    "ProxySession",
+    "ProxySettings",
+    "RecordingProxy",
+    "SubprocessAgent",
+    "agent_rollouts",
+    "create_app",
+    "run_agents",
+]

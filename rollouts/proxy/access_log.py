@@ -35,5 +35,12 @@ class AccessLog:
         finally:
             path = scope["path"]
             session = path.split("/")[2] if path.startswith("/sessions/") and path.count("/") >= 2 else "-"
-            LOGGER.info("%s %s %s %.1f ms session=%s segment=%s", scope["method"], path, seen["status"] or "-",
-                        (time.perf_counter() - start) * 1000, session, seen["segment"])
+            LOGGER.info(
+                "%s %s %s %.1f ms session=%s segment=%s",
+                scope["method"],
+                path,
+                seen["status"] or "-",
+                (time.perf_counter() - start) * 1000,
+                session,
+                seen["segment"],
+            )

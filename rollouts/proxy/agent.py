@@ -15,8 +15,9 @@ import asyncio
 import inspect
 import json
 import os
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -57,16 +58,34 @@ class SubprocessAgent:
     `AgentFailed` when `check` is set; on timeout the process is killed.
     """
 
-    def __init__(self, argv: Sequence[str] | Callable[[dict, str, str | None], Sequence[str]], *, cwd: str | None = None,
-                 env: dict[str, str] | None = None, timeout_s: float | None = None, check: bool = True) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str] | Callable[[dict, str, str | None], Sequence[str]],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout_s: float | None = None,
+        check: bool = True,
+    ) -> None:
         self.argv, self.cwd, self.env, self.timeout_s, self.check = argv, cwd, env, timeout_s, check
 
     async def __call__(self, row: dict, base_url: str, api_key: str | None) -> SubprocessResult:
         argv = list(self.argv(row, base_url, api_key) if callable(self.argv) else self.argv)
-        env = {**os.environ, **(self.env or {}), "OPENAI_BASE_URL": base_url, "OPENAI_API_BASE": base_url,
-               "OPENAI_API_KEY": api_key or "rollgym"}
-        proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.PIPE, cwd=self.cwd, env=env)
+        env = {
+            **os.environ,
+            **(self.env or {}),
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_BASE": base_url,
+            "OPENAI_API_KEY": api_key or "rollgym",
+        }
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=self.cwd,
+            env=env,
+        )
         try:
             out, err = await asyncio.wait_for(proc.communicate(json.dumps(row, default=str).encode()), self.timeout_s)
         except BaseException:
@@ -74,8 +93,9 @@ class SubprocessAgent:
                 proc.kill()
                 await proc.wait()
             raise
-        result = SubprocessResult(returncode=proc.returncode or 0, stdout=out.decode(errors="replace"),
-                                  stderr=err.decode(errors="replace"))
+        result = SubprocessResult(
+            returncode=proc.returncode or 0, stdout=out.decode(errors="replace"), stderr=err.decode(errors="replace")
+        )
         if self.check and result.returncode != 0:
             raise AgentFailed(f"{argv[0]} exited with {result.returncode}: {result.stderr[-1500:]}")
         return result
@@ -83,7 +103,7 @@ class SubprocessAgent:
 
 async def _call(fn: Callable, *args: Any) -> Any:
     """Await an async callable; run a plain one in a thread (it may block on HTTP or Docker)."""
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__):
         return await fn(*args)
     result = await asyncio.to_thread(fn, *args)
     return await result if inspect.isawaitable(result) else result
@@ -101,11 +121,20 @@ def pick_rollout(sess: ProxySession) -> Rollout | None:
     return main
 
 
-async def agent_rollouts(proxy: Any, agent: Agent, rows: Sequence[dict], *, reward: Reward | None = None,
-                         concurrency: int = 8, timeout_s: float | None = None, task_ids: Sequence[str] | None = None,
-                         group_ids: Sequence[str] | None = None, sample_indexes: Sequence[int] | None = None,
-                         sessions_out: list | None = None,
-                         on_result: Callable[[Rollout], None] | None = None) -> list[Rollout]:
+async def agent_rollouts(
+    proxy: Any,
+    agent: Agent,
+    rows: Sequence[dict],
+    *,
+    reward: Reward | None = None,
+    concurrency: int = 8,
+    timeout_s: float | None = None,
+    task_ids: Sequence[str] | None = None,
+    group_ids: Sequence[str] | None = None,
+    sample_indexes: Sequence[int] | None = None,
+    sessions_out: list | None = None,
+    on_result: Callable[[Rollout], None] | None = None,
+) -> list[Rollout]:
     """Run `agent` once per row against its own session of `proxy`; one `Rollout` per row, in order (each also
     given to `on_result` as it finishes). A row's id (`task_ids`, else its own) names its group unless `group_ids`
     says otherwise; `sample_indexes` number the runs of one task."""
@@ -123,9 +152,9 @@ async def agent_rollouts(proxy: Any, agent: Agent, rows: Sequence[dict], *, rewa
             output, error = None, None
             try:
                 output = await asyncio.wait_for(_call(agent, row, sess.base_url, proxy.api_key), timeout_s)
-            except asyncio.TimeoutError:  # a thread-run agent keeps running; its later calls stay in the session
+            except TimeoutError:  # a thread-run agent keeps running; its later calls stay in the session
                 error = ErrorRecord(category="timeout", type="TimeoutError", message=f"the agent exceeded {timeout_s}s")
-            except Exception as exc:  # a crashing agent is data, not a crashed batch
+            except Exception as exc:  # noqa: BLE001 - a crashing agent is data, not a crashed batch
                 error = ErrorRecord(category="agent", type=type(exc).__name__, message=str(exc)[:2000])
             rollout = pick_rollout(sess) or sess.error_rollout("agent", "the agent made no model calls")
             rollout.task_id, rollout.group_id = task_id, group
@@ -139,9 +168,10 @@ async def agent_rollouts(proxy: Any, agent: Agent, rows: Sequence[dict], *, rewa
                     score, components = value if isinstance(value, tuple) else (value, {})
                     rollout.reward = float(score)
                     rollout.reward_components = {k: float(v) for k, v in components.items()}
-                except Exception as exc:  # grading that could not run (a SandboxError) is infrastructure, retried
-                    rollout.error = ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__,
-                                                message=str(exc)[:2000])
+                except Exception as exc:  # noqa: BLE001 - grading that could not run (a SandboxError) is infrastructure, retried
+                    rollout.error = ErrorRecord(
+                        category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)[:2000]
+                    )
                     rollout.stop_reason = "error"
             if output is not None:
                 rollout.meta["agent_output"] = str(output)[-2000:]
@@ -152,11 +182,23 @@ async def agent_rollouts(proxy: Any, agent: Agent, rows: Sequence[dict], *, rewa
     return list(await asyncio.gather(*(one(i, row) for i, row in enumerate(rows))))
 
 
-def run_agents(agent: Agent, tasks: str | Iterable[dict] | None = None, policy: Policy | str = DEFAULT_MODEL, *,
-               out: str | Path, env: str = "rollgym/SWE-v0", num_tasks: int | None = None, n: int = 1,
-               reward: Reward | None = None, concurrency: int = 8, timeout_s: float | None = None,
-               settings: ProxySettings | None = None, resume: bool = False, retry_errors: bool = True,
-               console: Any = None) -> RunSummary:
+def run_agents(
+    agent: Agent,
+    tasks: str | Iterable[dict] | None = None,
+    policy: Policy | str = DEFAULT_MODEL,
+    *,
+    out: str | Path,
+    env: str = "rollgym/SWE-v0",
+    num_tasks: int | None = None,
+    n: int = 1,
+    reward: Reward | None = None,
+    concurrency: int = 8,
+    timeout_s: float | None = None,
+    settings: ProxySettings | None = None,
+    resume: bool = False,
+    retry_errors: bool = True,
+    console: Any = None,
+) -> RunSummary:
     """A black-box agent over a batch, to disk, as `rollgym.generate` does for the rollout loop: `n` runs of `agent`
     per task row, each on its own session of one recording proxy serving `policy`; every rollout appended to
     `out/rollouts.jsonl` as it finishes (resume with `resume=True`: pairs already there are skipped, infrastructure
@@ -176,9 +218,18 @@ def run_agents(agent: Agent, tasks: str | Iterable[dict] | None = None, policy: 
                 return
             ids = [tid for tid, _, _ in jobs]
             async with RecordingProxy(pol, settings=settings) as proxy:
-                await agent_rollouts(proxy, agent, [row for _, _, row in jobs], reward=reward, concurrency=concurrency,
-                                     timeout_s=timeout_s, task_ids=ids, group_ids=ids,
-                                     sample_indexes=[s for _, s, _ in jobs], on_result=on_result)
+                await agent_rollouts(
+                    proxy,
+                    agent,
+                    [row for _, _, row in jobs],
+                    reward=reward,
+                    concurrency=concurrency,
+                    timeout_s=timeout_s,
+                    task_ids=ids,
+                    group_ids=ids,
+                    sample_indexes=[s for _, s, _ in jobs],
+                    on_result=on_result,
+                )
 
         with sigterm_cancels_this_task():  # SIGTERM unwinds as Ctrl-C does: sessions closed, output flushed
             try:

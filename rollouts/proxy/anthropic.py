@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Annotated, Any, Iterator, Literal, Union
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from rollgym.tokenization import ChatTokenizer
 
 from rollgym.rollouts.proxy.errors import APIError, bad_request, unsupported
 from rollgym.rollouts.proxy.params import stop_ids
 from rollgym.rollouts.proxy.schemas import ChatCompletionRequest, ChatCompletionResponse
 from rollgym.rollouts.proxy.session import Call
 from rollgym.rollouts.proxy.streaming import PIECE
+from rollgym.tokenization import ChatTokenizer
 
 
 class _Lenient(BaseModel):
@@ -46,7 +46,7 @@ class ToolUseBlock(_Lenient):
 class ToolResultBlock(_Lenient):
     type: Literal["tool_result"]
     tool_use_id: str
-    content: str | list[Annotated[Union[TextBlock, ImageBlock], Field(discriminator="type")]] | None = None
+    content: str | list[Annotated[TextBlock | ImageBlock, Field(discriminator="type")]] | None = None
     is_error: bool | None = None
 
 
@@ -60,8 +60,10 @@ class RedactedThinkingBlock(_Lenient):
     type: Literal["redacted_thinking"]
 
 
-Block = Annotated[Union[TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock, ThinkingBlock, RedactedThinkingBlock],
-                  Field(discriminator="type")]
+Block = Annotated[
+    TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock,
+    Field(discriminator="type"),
+]
 
 
 class AnthropicMessage(_Lenient):
@@ -97,9 +99,9 @@ class MessagesBody(_Lenient):
 
 class MessagesRequest(MessagesBody):
     max_tokens: int = Field(ge=1, le=2**31 - 1)
-    temperature: float | None = Field(None, ge=0.0, le=1.0)
-    top_p: float | None = Field(None, gt=0.0, le=1.0)
-    top_k: int | None = Field(None, ge=0, le=2**31 - 1)
+    temperature: float | None = Field(default=None, ge=0.0, le=1.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=0, le=2**31 - 1)
     stop_sequences: list[str] | None = None
     stream: bool = False
 
@@ -116,7 +118,7 @@ def _tool_result(block: ToolResultBlock, where: str) -> dict[str, Any]:
         for k, part in enumerate(block.content):
             if not isinstance(part, TextBlock):
                 raise unsupported(f"{where}.content.{k}", f"{part.type!r} blocks in a tool_result; only text is")
-        text = _joined(block.content)  # type: ignore[arg-type]
+        text = _joined(block.content)  # type: ignore[arg-type]  # every block was checked to be a TextBlock just above
     else:
         text = block.content or ""
     return {"role": "tool", "tool_call_id": block.tool_use_id, "content": f"Error: {text}" if block.is_error else text}
@@ -151,8 +153,13 @@ def _assistant_turn(blocks: list, where: str) -> dict[str, Any]:
         if isinstance(block, TextBlock):
             texts.append(block)
         elif isinstance(block, ToolUseBlock):
-            calls.append({"id": block.id, "type": "function",
-                          "function": {"name": block.name, "arguments": json.dumps(block.input, ensure_ascii=False)}})
+            calls.append(
+                {
+                    "id": block.id,
+                    "type": "function",
+                    "function": {"name": block.name, "arguments": json.dumps(block.input, ensure_ascii=False)},
+                }
+            )
         elif isinstance(block, ThinkingBlock):
             thoughts.append(block.thinking)
         elif isinstance(block, RedactedThinkingBlock):
@@ -182,7 +189,7 @@ def chat_messages(body: MessagesBody) -> list[dict[str, Any]]:
         elif msg.role == "system":
             if not all(isinstance(b, TextBlock) for b in msg.content):
                 raise bad_request(f"{where}: a system message holds text blocks only", where)
-            out.append({"role": "system", "content": _joined(msg.content)})  # type: ignore[arg-type]
+            out.append({"role": "system", "content": _joined(msg.content)})  # type: ignore[arg-type]  # all TextBlocks: checked just above
         else:
             out.extend(_user_turn(msg.content, where))
     return out
@@ -212,11 +219,17 @@ def _tool_choice(choice: ToolChoice | None) -> Any:
     return {"auto": "auto", "any": "required", "none": "none"}[choice.type]
 
 
-def to_chat(body: MessagesBody, tokenizer: ChatTokenizer, max_tokens_cap: int) -> tuple[ChatCompletionRequest, list[str]]:
+def to_chat(
+    body: MessagesBody, tokenizer: ChatTokenizer, max_tokens_cap: int
+) -> tuple[ChatCompletionRequest, list[str]]:
     """The equivalent chat request (max_tokens capped by the proxy's limit) and translation warnings."""
     tools, warnings = chat_tools(body)
-    fields: dict[str, Any] = {"model": body.model, "messages": chat_messages(body), "tools": tools,
-                              "tool_choice": _tool_choice(body.tool_choice) if tools or body.tool_choice else None}
+    fields: dict[str, Any] = {
+        "model": body.model,
+        "messages": chat_messages(body),
+        "tools": tools,
+        "tool_choice": _tool_choice(body.tool_choice) if tools or body.tool_choice else None,
+    }
     if fields["tool_choice"] == "required" and not tools:
         raise bad_request("tool_choice is 'any' but no client `tools` were given", "tool_choice")
     if isinstance(body, MessagesRequest):
@@ -225,8 +238,13 @@ def to_chat(body: MessagesBody, tokenizer: ChatTokenizer, max_tokens_cap: int) -
                 stop_ids(body.stop_sequences, tokenizer)
             except APIError as exc:
                 raise unsupported("stop_sequences", exc.message.split(": ", 1)[-1]) from None
-        fields.update(max_tokens=min(body.max_tokens, max_tokens_cap), temperature=body.temperature, top_p=body.top_p,
-                      top_k=body.top_k, stop=body.stop_sequences or None)
+        fields.update(
+            max_tokens=min(body.max_tokens, max_tokens_cap),
+            temperature=body.temperature,
+            top_p=body.top_p,
+            top_k=body.top_k,
+            stop=body.stop_sequences or None,
+        )
     return ChatCompletionRequest.model_validate(fields), warnings
 
 
@@ -251,21 +269,38 @@ def to_message(resp: ChatCompletionResponse, call: Call, body: MessagesRequest, 
     if reply.get("content") or not calls:
         content.append({"type": "text", "text": reply.get("content") or ""})
     for c in calls:
-        content.append({"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
-                        "input": _input(c["function"]["arguments"])})
+        content.append(
+            {
+                "type": "tool_use",
+                "id": c["id"],
+                "name": c["function"]["name"],
+                "input": _input(c["function"]["arguments"]),
+            }
+        )
     stop_reason, stop_sequence = "end_turn", None
     if call.finish_reason == "length":
         stop_reason = "max_tokens"
     elif calls:
         stop_reason = "tool_use"
     elif body.stop_sequences and call.completion_ids and call.completion_ids[-1] != tokenizer.end_of_turn_id:
-        by_id = dict(zip(stop_ids(body.stop_sequences, tokenizer), body.stop_sequences))
+        by_id = dict(zip(stop_ids(body.stop_sequences, tokenizer), body.stop_sequences, strict=False))
         if call.completion_ids[-1] in by_id:
             stop_reason, stop_sequence = "stop_sequence", by_id[call.completion_ids[-1]]
-    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": resp.model,
-            "content": content, "stop_reason": stop_reason, "stop_sequence": stop_sequence,
-            "usage": {"input_tokens": call.prompt_len, "output_tokens": len(call.completion_ids),
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": resp.model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": stop_sequence,
+        "usage": {
+            "input_tokens": call.prompt_len,
+            "output_tokens": len(call.completion_ids),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
+    }
 
 
 # --- streaming ---------------------------------------------------------------------------------------
@@ -276,13 +311,19 @@ def _event(name: str, data: dict) -> str:
 
 
 def _pieces(text: str) -> list[str]:
-    return [text[i:i + PIECE] for i in range(0, len(text), PIECE)] or [""]
+    return [text[i : i + PIECE] for i in range(0, len(text), PIECE)] or [""]
 
 
 def message_events(message: dict) -> Iterator[str]:
     """A finished `Message` replayed as Anthropic's named SSE events (message_start ... message_stop)."""
     usage = message["usage"]
-    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 0}}
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**usage, "output_tokens": 0},
+    }
     yield _event("message_start", {"message": start})
     yield _event("ping", {})
     for index, block in enumerate(message["content"]):
@@ -291,18 +332,27 @@ def message_events(message: dict) -> Iterator[str]:
             for piece in _pieces(block["text"]):
                 yield _event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": piece}})
         elif block["type"] == "thinking":
-            yield _event("content_block_start", {"index": index,
-                                                 "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            yield _event(
+                "content_block_start",
+                {"index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+            )
             for piece in _pieces(block["thinking"]):
-                yield _event("content_block_delta", {"index": index,
-                                                     "delta": {"type": "thinking_delta", "thinking": piece}})
+                yield _event(
+                    "content_block_delta", {"index": index, "delta": {"type": "thinking_delta", "thinking": piece}}
+                )
         else:
             yield _event("content_block_start", {"index": index, "content_block": {**block, "input": {}}})
             for piece in _pieces(json.dumps(block["input"], ensure_ascii=False)):
-                yield _event("content_block_delta", {"index": index,
-                                                     "delta": {"type": "input_json_delta", "partial_json": piece}})
+                yield _event(
+                    "content_block_delta",
+                    {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}},
+                )
         yield _event("content_block_stop", {"index": index})
-    yield _event("message_delta", {"delta": {"stop_reason": message["stop_reason"],
-                                             "stop_sequence": message["stop_sequence"]},
-                                   "usage": {"output_tokens": usage["output_tokens"]}})
+    yield _event(
+        "message_delta",
+        {
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        },
+    )
     yield _event("message_stop", {})

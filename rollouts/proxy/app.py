@@ -27,7 +27,6 @@ from rollgym.rollouts.proxy.schemas import ChatCompletionRequest, CompletionRequ
 from rollgym.rollouts.proxy.service import ProxyCore
 from rollgym.rollouts.proxy.streaming import chat_chunks, completion_chunks
 
-
 MAX_DEPTH = 100  # JSON nesting a request may have (tool schemas nest, but not this deep)
 OFFLOAD_BYTES = 256 * 1024  # bodies over this are parsed, and their prompts rendered, off the event loop
 
@@ -59,7 +58,9 @@ def decode_json(raw: bytes) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise bad_request(f"the request body is not valid JSON: {exc}", code="invalid_json") from None
     except RecursionError:
-        raise bad_request(f"the request body is nested more than {MAX_DEPTH} levels deep", code="invalid_json") from None
+        raise bad_request(
+            f"the request body is nested more than {MAX_DEPTH} levels deep", code="invalid_json"
+        ) from None
     except ValueError as exc:  # e.g. an integer past Python's 4,300-digit conversion limit
         raise bad_request(f"the request body has a value JSON cannot be read as: {exc}", code="invalid_json") from None
     check_values(data)
@@ -79,9 +80,13 @@ def check_values(data: Any) -> None:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
-                bad = value[exc.start:exc.end].encode("utf-16", "surrogatepass")[2:].hex()
-                raise bad_request(f"{field or 'body'}: holds an unpaired UTF-16 surrogate (\\u{bad[2:4]}{bad[0:2]} at "
-                                  f"character {exc.start}); send valid Unicode", field, code="invalid_unicode") from None
+                bad = value[exc.start : exc.end].encode("utf-16", "surrogatepass")[2:].hex()
+                raise bad_request(
+                    f"{field or 'body'}: holds an unpaired UTF-16 surrogate (\\u{bad[2:4]}{bad[0:2]} at "
+                    f"character {exc.start}); send valid Unicode",
+                    field,
+                    code="invalid_unicode",
+                ) from None
         elif isinstance(value, dict):
             for key, item in value.items():
                 stack.append((key, path, depth + 1))
@@ -99,8 +104,11 @@ def parse_body(data: Any, model: type[BaseModel]) -> Any:
     except ValidationError as exc:
         err = exc.errors()[0]
         param = ".".join(str(p) for p in err["loc"]) or None
-        raise bad_request(f"{param or 'body'}: {err['msg']}" + (f" (and {exc.error_count() - 1} more problem(s))"
-                                                                 if exc.error_count() > 1 else ""), param) from None
+        raise bad_request(
+            f"{param or 'body'}: {err['msg']}"
+            + (f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""),
+            param,
+        ) from None
 
 
 class BearerAuth:
@@ -119,29 +127,50 @@ class BearerAuth:
             x_key = headers.get(b"x-api-key")
             if not bearer_ok and not (x_key is not None and hmac.compare_digest(x_key.strip(), self.key)):
                 why = "missing" if not header and x_key is None else "incorrect"
-                exc = APIError(401, f"{why} API key: send `Authorization: Bearer <key>` (or `x-api-key: <key>`) with "
-                                    "the proxy's --api-key", code="invalid_api_key")
+                exc = APIError(
+                    401,
+                    f"{why} API key: send `Authorization: Bearer <key>` (or `x-api-key: <key>`) with "
+                    "the proxy's --api-key",
+                    code="invalid_api_key",
+                )
                 await error_response(scope["path"], exc)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
 #: the routes a client can call, named by 404 answers
-ROUTES = ("POST /sessions", "GET|DELETE /sessions/{id}", "GET /sessions/{id}/rollouts", "HEAD /sessions/{id}[/v1]",
-          "POST /sessions/{id}/v1/chat/completions", "POST /sessions/{id}/v1/completions",
-          "POST /sessions/{id}/v1/responses", "POST /sessions/{id}/v1/messages",
-          "POST /sessions/{id}/v1/messages/count_tokens", "GET /sessions/{id}/v1/models", "GET /health")
+ROUTES = (
+    "POST /sessions",
+    "GET|DELETE /sessions/{id}",
+    "GET /sessions/{id}/rollouts",
+    "HEAD /sessions/{id}[/v1]",
+    "POST /sessions/{id}/v1/chat/completions",
+    "POST /sessions/{id}/v1/completions",
+    "POST /sessions/{id}/v1/responses",
+    "POST /sessions/{id}/v1/messages",
+    "POST /sessions/{id}/v1/messages/count_tokens",
+    "GET /sessions/{id}/v1/models",
+    "GET /health",
+)
 
 
 def not_found_message(path: str) -> str:
     """What to say about a path no route serves: how to reach a session, and the routes that exist."""
     routes = "; ".join(ROUTES)
     if path == "/v1" or path.startswith("/v1/") or path in ("/chat/completions", "/responses", "/messages"):
-        return (f"no route {path}: API routes live under a session, e.g. /sessions/default/v1{path.removeprefix('/v1')} "
-                "(`rollgym proxy` creates the session 'default'), or create one with POST /sessions and use the "
-                f"`base_url` it returns (Anthropic clients: the base URL without `/v1`). Routes: {routes}")
+        return (
+            f"no route {path}: API routes live under a session, e.g. /sessions/default/v1{path.removeprefix('/v1')} "
+            "(`rollgym proxy` creates the session 'default'), or create one with POST /sessions and use the "
+            f"`base_url` it returns (Anthropic clients: the base URL without `/v1`). Routes: {routes}"
+        )
     head, _, rest = path.removeprefix("/sessions/").partition("/")
-    if path.startswith("/sessions/") and rest.split("/")[0] in ("chat", "completions", "responses", "messages", "models"):
+    if path.startswith("/sessions/") and rest.split("/")[0] in (
+        "chat",
+        "completions",
+        "responses",
+        "messages",
+        "models",
+    ):
         return f"no route {path}: did you mean /sessions/{head}/v1/{rest} (the base URL ends in /v1)? Routes: {routes}"
     return f"no route {path}. Routes: {routes}"
 
@@ -175,8 +204,9 @@ def create_app(core: ProxyCore) -> FastAPI:
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> JSONResponse:
-        return error_response(request.url.path, APIError(500, f"internal proxy error: {type(exc).__name__}: {exc}",
-                                                         code="internal_error"))
+        return error_response(
+            request.url.path, APIError(500, f"internal proxy error: {type(exc).__name__}: {exc}", code="internal_error")
+        )
 
     @app.get("/health")
     async def health() -> dict:
@@ -218,8 +248,11 @@ def create_app(core: ProxyCore) -> FastAPI:
         req = parse_body(data, ChatCompletionRequest)
         resp, call = await core.chat(sess, req, offload=size > OFFLOAD_BYTES)
         overhead_ms = (time.perf_counter() - t0 - call.generate_s) * 1000
-        headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment),
-                   "x-rollgym-overhead-ms": f"{overhead_ms:.3f}"}
+        headers = {
+            "x-rollgym-call": str(call.index),
+            "x-rollgym-segment": str(call.segment),
+            "x-rollgym-overhead-ms": f"{overhead_ms:.3f}",
+        }
         if req.stream:
             include = bool(req.stream_options and req.stream_options.include_usage)
             return StreamingResponse(chat_chunks(resp, include), media_type="text/event-stream", headers=headers)
@@ -246,8 +279,11 @@ def create_app(core: ProxyCore) -> FastAPI:
         req, notes = anthropic.to_chat(body, core.tokenizer, settings.default_max_tokens)
         resp, call = await core.chat(sess, req, offload=size > OFFLOAD_BYTES, notes=notes)
         message = anthropic.to_message(resp, call, body, core.tokenizer)
-        headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment),
-                   "request-id": f"req_{call.index}"}
+        headers = {
+            "x-rollgym-call": str(call.index),
+            "x-rollgym-segment": str(call.segment),
+            "request-id": f"req_{call.index}",
+        }
         if body.stream:
             return StreamingResponse(anthropic.message_events(message), media_type="text/event-stream", headers=headers)
         return JSONResponse(message, headers=headers)
@@ -273,7 +309,9 @@ def create_app(core: ProxyCore) -> FastAPI:
             sess.remember_response(response["id"], conversation + [call.reply])
         headers = {"x-rollgym-call": str(call.index), "x-rollgym-segment": str(call.segment)}
         if body.stream:
-            return StreamingResponse(responses.response_events(response), media_type="text/event-stream", headers=headers)
+            return StreamingResponse(
+                responses.response_events(response), media_type="text/event-stream", headers=headers
+            )
         return JSONResponse(response, headers=headers)
 
     @app.get("/sessions/{session_id}/v1/models")

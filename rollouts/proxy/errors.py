@@ -16,8 +16,9 @@ from rollgym.errors import ProxyError
 class APIError(ProxyError):
     """A request the proxy answers with an error JSON body instead of a completion (a `ProxyError`)."""
 
-    def __init__(self, status: int, message: str, *, code: str | None = None, param: str | None = None,
-                 type_: str | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, *, code: str | None = None, param: str | None = None, type_: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.code, self.param = status, message, code, param
         self.type = type_ or ("invalid_request_error" if status < 500 else "server_error")
@@ -36,8 +37,15 @@ class APIError(ProxyError):
 
 
 #: Anthropic's error type per HTTP status (other 4xx: invalid_request_error, other 5xx: api_error)
-ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                   404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}
+ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
 
 
 def dialect_of(path: str) -> str:
@@ -56,5 +64,9 @@ def bad_request(message: str, param: str | None = None, code: str | None = None)
 
 def unsupported(param: str, why: str) -> APIError:
     """A request field the proxy cannot honour without breaking token exactness (or at all)."""
-    return APIError(400, f"`{param}` is not supported by rollgym's recording proxy: {why}", param=param,
-                      code="unsupported_parameter")
+    return APIError(
+        400,
+        f"`{param}` is not supported by rollgym's recording proxy: {why}",
+        param=param,
+        code="unsupported_parameter",
+    )

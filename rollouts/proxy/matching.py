@@ -46,7 +46,10 @@ def to_template_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     """The request's messages as plain OpenAI dicts for the chat template (tool-call arguments as JSON strings)."""
     out = []
     for i, msg in enumerate(messages):
-        m: dict[str, Any] = {"role": "system" if msg.role == "developer" else msg.role, "content": _text(msg.content, i)}
+        m: dict[str, Any] = {
+            "role": "system" if msg.role == "developer" else msg.role,
+            "content": _text(msg.content, i),
+        }
         if msg.name is not None:
             m["name"] = msg.name
         if msg.role == "tool":
@@ -55,12 +58,20 @@ def to_template_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
             m["tool_call_id"] = msg.tool_call_id
         if msg.tool_calls:
             if msg.role != "assistant":
-                raise bad_request(f"messages[{i}]: only assistant messages have `tool_calls`", f"messages[{i}].tool_calls")
+                raise bad_request(
+                    f"messages[{i}]: only assistant messages have `tool_calls`", f"messages[{i}].tool_calls"
+                )
             m["tool_calls"] = [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.function.name,
-                              "arguments": c.function.arguments if isinstance(c.function.arguments, str)
-                              else json.dumps(c.function.arguments, ensure_ascii=False)}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {
+                        "name": c.function.name,
+                        "arguments": c.function.arguments
+                        if isinstance(c.function.arguments, str)
+                        else json.dumps(c.function.arguments, ensure_ascii=False),
+                    },
+                }
                 for c in msg.tool_calls
             ]
         if msg.reasoning_content is not None:
@@ -70,14 +81,22 @@ def to_template_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
 
 
 def _calls_key(msg: dict) -> tuple:
-    return tuple((c.get("id"), c["function"]["name"], json.dumps(_args(c["function"].get("arguments")), sort_keys=True))
-                 for c in msg.get("tool_calls") or [])
+    return tuple(
+        (c.get("id"), c["function"]["name"], json.dumps(_args(c["function"].get("arguments")), sort_keys=True))
+        for c in msg.get("tool_calls") or []
+    )
 
 
 def message_key(msg: dict) -> tuple:
     """The strict identity of a message the client wrote (hashable, cheap to compare)."""
-    return (msg["role"], msg.get("content") or "", msg.get("name"), msg.get("tool_call_id"), _calls_key(msg),
-            msg.get("reasoning_content") or None)
+    return (
+        msg["role"],
+        msg.get("content") or "",
+        msg.get("name"),
+        msg.get("tool_call_id"),
+        _calls_key(msg),
+        msg.get("reasoning_content") or None,
+    )
 
 
 def reply_difference(returned: dict, sent: dict) -> str | None:
@@ -96,7 +115,9 @@ def reply_difference(returned: dict, sent: dict) -> str | None:
 
 def key_difference(expected: tuple, got: tuple) -> str:
     """Which field of a client-written message changed."""
-    for name, a, b in zip(("role", "content", "name", "tool_call_id", "tool_calls", "reasoning_content"), expected, got):
+    for name, a, b in zip(
+        ("role", "content", "name", "tool_call_id", "tool_calls", "reasoning_content"), expected, got, strict=True
+    ):
         if a != b:
             return f"{name} differs"
     return "differs"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Annotated, Any, Iterator, Literal, Union
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
@@ -63,10 +64,14 @@ class UnknownItem(_Lenient):
     type: str  # any other item type (item_reference, web_search_call, ...): refused, naming the type
 
 
-Item = Annotated[Union[Annotated[MessageItem, Tag("message")], Annotated[FunctionCallItem, Tag("function_call")],
-                       Annotated[FunctionCallOutputItem, Tag("function_call_output")],
-                       Annotated[ReasoningItem, Tag("reasoning")], Annotated[UnknownItem, Tag("unknown")]],
-                 Discriminator(_item_type)]
+Item = Annotated[
+    Annotated[MessageItem, Tag("message")]
+    | Annotated[FunctionCallItem, Tag("function_call")]
+    | Annotated[FunctionCallOutputItem, Tag("function_call_output")]
+    | Annotated[ReasoningItem, Tag("reasoning")]
+    | Annotated[UnknownItem, Tag("unknown")],
+    Discriminator(_item_type),
+]
 
 
 class ResponsesRequest(_Lenient):
@@ -75,9 +80,9 @@ class ResponsesRequest(_Lenient):
     instructions: str | None = None
     tools: list[dict[str, Any]] | None = None
     tool_choice: str | dict[str, Any] | None = None
-    max_output_tokens: int | None = Field(None, ge=1, le=2**31 - 1)
-    temperature: float | None = Field(None, ge=0.0, le=2.0)
-    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    max_output_tokens: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
     stream: bool = False
     store: bool | None = None
     previous_response_id: str | None = None
@@ -112,7 +117,11 @@ def input_messages(items: list, where: str = "input") -> list[dict[str, Any]]:
             role = "system" if item.role == "developer" else item.role
             out.append({"role": role, "content": _text(item.content, f"{here}.content")})
         elif isinstance(item, FunctionCallItem):
-            call = {"id": item.call_id, "type": "function", "function": {"name": item.name, "arguments": item.arguments}}
+            call = {
+                "id": item.call_id,
+                "type": "function",
+                "function": {"name": item.name, "arguments": item.arguments},
+            }
             last = out[-1] if out else None
             if last is not None and last["role"] == "assistant":
                 last.setdefault("tool_calls", []).append(call)
@@ -121,8 +130,10 @@ def input_messages(items: list, where: str = "input") -> list[dict[str, Any]]:
         elif isinstance(item, FunctionCallOutputItem):
             out.append({"role": "tool", "tool_call_id": item.call_id, "content": _text(item.output, f"{here}.output")})
         elif isinstance(item, UnknownItem):
-            raise unsupported(f"{here}.type", f"input items of type {item.type!r}; message, function_call, "
-                                              "function_call_output and reasoning are")
+            raise unsupported(
+                f"{here}.type",
+                f"input items of type {item.type!r}; message, function_call, function_call_output and reasoning are",
+            )
     return out
 
 
@@ -132,8 +143,9 @@ def chat_tools(tools: list[dict] | None) -> tuple[list[dict] | None, list[str]]:
     for k, tool in enumerate(tools or []):
         if tool.get("type") != "function":
             label = repr(tool["name"]) if tool.get("name") else f"#{k}"
-            warnings.append(f"dropped tool {label} of type {tool.get('type')!r}: only function tools can be called by "
-                            "the model")
+            warnings.append(
+                f"dropped tool {label} of type {tool.get('type')!r}: only function tools can be called by the model"
+            )
             continue
         if not isinstance(tool.get("name"), str):
             raise bad_request(f"tools.{k}: a function tool needs a `name`", f"tools.{k}.name")
@@ -157,10 +169,14 @@ def to_chat(req: ResponsesRequest, sess: ProxySession) -> tuple[ChatCompletionRe
     if req.previous_response_id is not None:
         previous = sess.recall_response(req.previous_response_id)
         if previous is None:
-            raise APIError(400, f"previous_response_id {req.previous_response_id!r} is not a response this session "
-                                "made (the proxy remembers the last responses of each session made with `store` not "
-                                "false); resend the whole conversation in `input` instead",
-                           param="previous_response_id", code="previous_response_not_found")
+            raise APIError(
+                400,
+                f"previous_response_id {req.previous_response_id!r} is not a response this session "
+                "made (the proxy remembers the last responses of each session made with `store` not "
+                "false); resend the whole conversation in `input` instead",
+                param="previous_response_id",
+                code="previous_response_not_found",
+            )
         conversation = list(previous)
     conversation += input_messages(req.input)
     if not conversation:
@@ -169,11 +185,20 @@ def to_chat(req: ResponsesRequest, sess: ProxySession) -> tuple[ChatCompletionRe
     fmt = (req.text or {}).get("format") or {}
     if fmt.get("type") not in (None, "text"):
         raise unsupported("text.format", "the engine cannot constrain decoding to a format")
-    messages = ([{"role": "system", "content": req.instructions}] if req.instructions is not None else []) + conversation
-    chat = ChatCompletionRequest.model_validate({
-        "model": req.model, "messages": messages, "tools": tools,
-        "tool_choice": _tool_choice(req.tool_choice, tools, warnings), "max_tokens": req.max_output_tokens,
-        "temperature": req.temperature, "top_p": req.top_p})
+    messages = (
+        [{"role": "system", "content": req.instructions}] if req.instructions is not None else []
+    ) + conversation
+    chat = ChatCompletionRequest.model_validate(
+        {
+            "model": req.model,
+            "messages": messages,
+            "tools": tools,
+            "tool_choice": _tool_choice(req.tool_choice, tools, warnings),
+            "max_tokens": req.max_output_tokens,
+            "temperature": req.temperature,
+            "top_p": req.top_p,
+        }
+    )
     return chat, conversation, warnings
 
 
@@ -188,16 +213,38 @@ def output_items(reply: dict) -> list[dict]:
     """The reply as output items: reasoning (if any), a message (if text, or nothing else), function calls."""
     items: list[dict] = []
     if reply.get("reasoning_content"):
-        items.append({"type": "reasoning", "id": _id("rs"), "summary": [],
-                      "content": [{"type": "reasoning_text", "text": reply["reasoning_content"]}]})
+        items.append(
+            {
+                "type": "reasoning",
+                "id": _id("rs"),
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": reply["reasoning_content"]}],
+            }
+        )
     calls = reply.get("tool_calls") or []
     if reply.get("content") or not calls:
-        items.append({"type": "message", "id": _id("msg"), "status": "completed", "role": "assistant",
-                      "content": [{"type": "output_text", "text": reply.get("content") or "", "annotations": [],
-                                   "logprobs": []}]})
+        items.append(
+            {
+                "type": "message",
+                "id": _id("msg"),
+                "status": "completed",
+                "role": "assistant",
+                "content": [
+                    {"type": "output_text", "text": reply.get("content") or "", "annotations": [], "logprobs": []}
+                ],
+            }
+        )
     for c in calls:
-        items.append({"type": "function_call", "id": _id("fc"), "call_id": c["id"], "name": c["function"]["name"],
-                      "arguments": c["function"]["arguments"], "status": "completed"})
+        items.append(
+            {
+                "type": "function_call",
+                "id": _id("fc"),
+                "call_id": c["id"],
+                "name": c["function"]["name"],
+                "arguments": c["function"]["arguments"],
+                "status": "completed",
+            }
+        )
     return items
 
 
@@ -205,25 +252,44 @@ def to_response(resp: ChatCompletionResponse, call: Call, req: ResponsesRequest)
     """The `Response` object for a recorded chat call."""
     truncated = call.finish_reason == "length"
     n_out = len(call.completion_ids)
-    return {"id": _id("resp"), "object": "response", "created_at": int(time.time()),
-            "status": "incomplete" if truncated else "completed", "error": None,
-            "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
-            "instructions": req.instructions, "max_output_tokens": req.max_output_tokens, "model": resp.model,
-            "output": output_items(resp.choices[0].message), "parallel_tool_calls": False,
-            "previous_response_id": req.previous_response_id, "reasoning": None, "store": req.store is not False,
-            "temperature": req.temperature, "text": {"format": {"type": "text"}},
-            "tool_choice": req.tool_choice or "auto", "tools": req.tools or [], "top_p": req.top_p,
-            "truncation": "disabled", "user": None, "metadata": {},
-            "usage": {"input_tokens": call.prompt_len, "input_tokens_details": {"cached_tokens": call.reused_len},
-                      "output_tokens": n_out, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": call.prompt_len + n_out}}
+    return {
+        "id": _id("resp"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "incomplete" if truncated else "completed",
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
+        "instructions": req.instructions,
+        "max_output_tokens": req.max_output_tokens,
+        "model": resp.model,
+        "output": output_items(resp.choices[0].message),
+        "parallel_tool_calls": False,
+        "previous_response_id": req.previous_response_id,
+        "reasoning": None,
+        "store": req.store is not False,
+        "temperature": req.temperature,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": req.tool_choice or "auto",
+        "tools": req.tools or [],
+        "top_p": req.top_p,
+        "truncation": "disabled",
+        "user": None,
+        "metadata": {},
+        "usage": {
+            "input_tokens": call.prompt_len,
+            "input_tokens_details": {"cached_tokens": call.reused_len},
+            "output_tokens": n_out,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": call.prompt_len + n_out,
+        },
+    }
 
 
 # --- streaming ---------------------------------------------------------------------------------------
 
 
 def _pieces(text: str) -> list[str]:
-    return [text[i:i + PIECE] for i in range(0, len(text), PIECE)] or [""]
+    return [text[i : i + PIECE] for i in range(0, len(text), PIECE)] or [""]
 
 
 def response_events(response: dict) -> Iterator[str]:
@@ -240,8 +306,9 @@ def response_events(response: dict) -> Iterator[str]:
     for index, item in enumerate(response["output"]):
         if item["type"] == "message":
             part = item["content"][0]
-            yield event("response.output_item.added", output_index=index,
-                        item={**item, "status": "in_progress", "content": []})
+            yield event(
+                "response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []}
+            )
             ids = {"item_id": item["id"], "output_index": index, "content_index": 0}
             yield event("response.content_part.added", **ids, part={**part, "text": ""})
             for piece in _pieces(part["text"]):
@@ -249,12 +316,22 @@ def response_events(response: dict) -> Iterator[str]:
             yield event("response.output_text.done", **ids, text=part["text"], logprobs=[])
             yield event("response.content_part.done", **ids, part=part)
         elif item["type"] == "function_call":
-            yield event("response.output_item.added", output_index=index,
-                        item={**item, "status": "in_progress", "arguments": ""})
+            yield event(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
             for piece in _pieces(item["arguments"]):
-                yield event("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece)
-            yield event("response.function_call_arguments.done", item_id=item["id"], output_index=index,
-                        name=item["name"], arguments=item["arguments"])
+                yield event(
+                    "response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece
+                )
+            yield event(
+                "response.function_call_arguments.done",
+                item_id=item["id"],
+                output_index=index,
+                name=item["name"],
+                arguments=item["arguments"],
+            )
         else:
             yield event("response.output_item.added", output_index=index, item=item)
         yield event("response.output_item.done", output_index=index, item=item)

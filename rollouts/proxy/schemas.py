@@ -69,11 +69,11 @@ class SamplingFields(_Lenient):
     """Sampling fields shared by chat completions and completions (`top_k` is vLLM's extension)."""
 
     model: str = ""
-    temperature: float | None = Field(None, ge=0.0, le=2.0)
-    top_p: float | None = Field(None, gt=0.0, le=1.0)
-    top_k: int | None = Field(None, ge=-1, le=2**31 - 1)
-    max_tokens: int | None = Field(None, ge=1, le=2**31 - 1)
-    n: int | None = Field(None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=-1, le=2**31 - 1)
+    max_tokens: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    n: int | None = Field(default=None, ge=1)
     seed: int | None = None
     stop: str | list[str] | None = None
     stream: bool = False
@@ -89,9 +89,9 @@ class ChatCompletionRequest(SamplingFields):
     tools: list[Tool] | None = None
     tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
     parallel_tool_calls: bool | None = None
-    max_completion_tokens: int | None = Field(None, ge=1, le=2**31 - 1)
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=2**31 - 1)
     logprobs: bool | None = None
-    top_logprobs: int | None = Field(None, ge=0, le=20)
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
     response_format: dict[str, Any] | None = None
     chat_template_kwargs: dict[str, Any] | None = None
     functions: list[dict[str, Any]] | None = None
@@ -101,7 +101,7 @@ class CompletionRequest(SamplingFields):
     """Legacy completions: a raw text prompt (no chat template), or a list of token ids (exact)."""
 
     prompt: str | list[int]
-    logprobs: int | None = Field(None, ge=0, le=5)
+    logprobs: int | None = Field(default=None, ge=0, le=5)
     echo: bool = False
     suffix: str | None = None
 
@@ -195,13 +195,13 @@ class SessionCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    session_id: str | None = Field(None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._-]+$")
+    session_id: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._-]+$")
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("session_id")
     @classmethod
     def _not_a_path_step(cls, value: str | None) -> str | None:
-        """"." and ".." would make the base URL .../sessions/../v1 leave the session."""
+        """ "." and ".." would make the base URL .../sessions/../v1 leave the session."""
         if value in (".", ".."):
             raise ValueError(f"{value!r} is a path step, not a session id")
         return value

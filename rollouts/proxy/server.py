@@ -11,13 +11,13 @@ import asyncio
 import contextlib
 import socket
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 
 from rollgym.errors import UsageError
 from rollgym.rollouts.core.policy import Policy, as_policy
-
 from rollgym.rollouts.proxy.app import create_app
 from rollgym.rollouts.proxy.service import ProxyCore
 from rollgym.rollouts.proxy.session import ProxySession
@@ -38,16 +38,26 @@ class RecordingProxy:
     `policy` is a `Policy` or its spec string (then the proxy builds it and closes its engine on `stop`).
     """
 
-    def __init__(self, policy: Policy | str, *, host: str = "127.0.0.1", port: int = 0,
-                 api_key: str | None = None, settings: ProxySettings | None = None, log_level: str = "warning",
-                 handle_signals: bool = False) -> None:
+    def __init__(
+        self,
+        policy: Policy | str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api_key: str | None = None,
+        settings: ProxySettings | None = None,
+        log_level: str = "warning",
+        handle_signals: bool = False,
+    ) -> None:
         settings = settings or ProxySettings()
         if api_key is not None:
             settings = settings.model_copy(update={"api_key": api_key})
         self.policy, self._owns_policy = as_policy(policy)
         if self.policy.tokenizer is None:
-            raise UsageError(f"{self.policy.name} is a chat engine without token ids; the recording proxy needs a "
-                             "token-in/token-out engine")
+            raise UsageError(
+                f"{self.policy.name} is a chat engine without token ids; the recording proxy needs a "
+                "token-in/token-out engine"
+            )
         self.core = ProxyCore(self.policy, settings)
         self.app = create_app(self.core)
         self.host, self.port, self.log_level, self.handle_signals = host, port, log_level, handle_signals
@@ -81,10 +91,16 @@ class RecordingProxy:
         self.core.public_url = self.base_url
         return sock
 
-    async def start(self) -> "RecordingProxy":
+    async def start(self) -> RecordingProxy:
         sock = self._bind()
-        config = uvicorn.Config(self.app, log_level=self.log_level, lifespan="off", access_log=False,
-                                timeout_keep_alive=30, timeout_graceful_shutdown=5)
+        config = uvicorn.Config(
+            self.app,
+            log_level=self.log_level,
+            lifespan="off",
+            access_log=False,
+            timeout_keep_alive=30,
+            timeout_graceful_shutdown=5,
+        )
         self._server = (uvicorn.Server if self.handle_signals else _QuietServer)(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
         while not self._server.started:
@@ -107,7 +123,7 @@ class RecordingProxy:
         assert self._task is not None
         await self._task
 
-    async def __aenter__(self) -> "RecordingProxy":
+    async def __aenter__(self) -> RecordingProxy:
         return await self.start()
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -115,7 +131,7 @@ class RecordingProxy:
 
     # --- serving from a thread ---------------------------------------------------------------------
     @contextlib.contextmanager
-    def in_thread(self) -> Iterator["RecordingProxy"]:
+    def in_thread(self) -> Iterator[RecordingProxy]:
         """Serve from a background thread with its own event loop (the engine runs on that loop)."""
         loop = asyncio.new_event_loop()
         started = threading.Event()
@@ -124,7 +140,7 @@ class RecordingProxy:
         async def main() -> None:
             try:
                 await self.start()
-            except BaseException as exc:  # reported to the caller's thread
+            except BaseException as exc:  # noqa: BLE001 - reported to the caller's thread
                 failure.append(exc)
                 started.set()
                 return

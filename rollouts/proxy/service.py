@@ -11,30 +11,42 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-import zlib
 import uuid
+import zlib
 from typing import Any
 
 from rollgym.engines.base import Engine, Generation
-from rollgym.rollouts.core.policy import Policy
 from rollgym.engines.errors import BadRequestError, ContextOverflowError, EngineError, EngineTimeoutError
-from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
-
+from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.proxy.errors import APIError, bad_request
 from rollgym.rollouts.proxy.matching import to_template_messages
 from rollgym.rollouts.proxy.params import check_chat, check_common, sampling_for
-from rollgym.rollouts.proxy.schemas import (ChatChoice, ChatCompletionRequest, ChatCompletionResponse, ChoiceLogprobs, CompletionChoice,
-                      CompletionRequest, CompletionResponse, TokenLogprob, Usage)
+from rollgym.rollouts.proxy.schemas import (
+    ChatChoice,
+    ChatCompletionRequest,
+    ChatCompletionResponse,
+    ChoiceLogprobs,
+    CompletionChoice,
+    CompletionRequest,
+    CompletionResponse,
+    TokenLogprob,
+    Usage,
+)
 from rollgym.rollouts.proxy.session import COMPLETIONS_KEY, Call, Plan, ProxySession
 from rollgym.rollouts.proxy.store import ProxySettings, SessionStore
+from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 
 COMPLETIONS_REASON = "completions call: a raw prompt without the chat template (one segment per call)"
 
 
 def _usage(call: Call) -> Usage:
     n = len(call.completion_ids)
-    return Usage(prompt_tokens=call.prompt_len, completion_tokens=n, total_tokens=call.prompt_len + n,
-                 prompt_tokens_details={"cached_tokens": call.reused_len})
+    return Usage(
+        prompt_tokens=call.prompt_len,
+        completion_tokens=n,
+        total_tokens=call.prompt_len + n,
+        prompt_tokens_details={"cached_tokens": call.reused_len},
+    )
 
 
 class ProxyCore:
@@ -43,7 +55,9 @@ class ProxyCore:
     def __init__(self, policy: Policy, settings: ProxySettings | None = None) -> None:
         self.policy = policy
         self.settings = settings or ProxySettings()
-        self.tokenizer: ChatTokenizer = policy.tokenizer
+        tokenizer = policy.tokenizer
+        assert tokenizer is not None  # RecordingProxy refuses a policy without one (a chat engine)
+        self.tokenizer: ChatTokenizer = tokenizer
         if self.tokenizer.truncation != self.settings.truncation:  # the proxy's own policy for cut replies
             self.tokenizer = copy.copy(self.tokenizer)
             self.tokenizer.truncation = self.settings.truncation
@@ -57,17 +71,30 @@ class ProxyCore:
         """The policy's engine now (a policy rebuilds it after being closed)."""
         return self.policy.engine
 
-    def create_session(self, session_id: str | None = None, base_url: str = "", metadata: dict | None = None) -> ProxySession:
-        return self.store.create(self.tokenizer, session_id=session_id, base_url=base_url, metadata=metadata,
-                                 engine_name=str(getattr(self.engine, "name", type(self.engine).__name__)),
-                                 model=self.model_name, token_exact=bool(getattr(self.engine, "token_exact", True)))
+    def create_session(
+        self, session_id: str | None = None, base_url: str = "", metadata: dict | None = None
+    ) -> ProxySession:
+        return self.store.create(
+            self.tokenizer,
+            session_id=session_id,
+            base_url=base_url,
+            metadata=metadata,
+            engine_name=str(getattr(self.engine, "name", type(self.engine).__name__)),
+            model=self.model_name,
+            token_exact=bool(getattr(self.engine, "token_exact", True)),
+        )
 
     # --- sampling -----------------------------------------------------------------------------
     def _sampling(self, sess: ProxySession, req: Any, prompt_len: int):
         """The request's sampling parameters; the proxy's temperature if it sets one; without a seed of its own, one
         derived from `settings.seed`."""
-        sampling = sampling_for(req, self.tokenizer, prompt_len, getattr(self.engine, "max_model_len", None),
-                                self.settings.default_max_tokens)
+        sampling = sampling_for(
+            req,
+            self.tokenizer,
+            prompt_len,
+            getattr(self.engine, "max_model_len", None),
+            self.settings.default_max_tokens,
+        )
         if self.settings.temperature is not None:
             sampling = sampling.model_copy(update={"temperature": self.settings.temperature})
         if sampling.seed is None and self.settings.seed is not None:
@@ -91,7 +118,7 @@ class ProxyCore:
         except EngineError as exc:
             sess.record_error("engine", exc, 502)
             raise APIError(502, f"the engine failed: {type(exc).__name__}: {exc}", code="engine_error") from None
-        except Exception as exc:  # any other engine failure is still a JSON 5xx, and recorded
+        except Exception as exc:  # noqa: BLE001 - any other engine failure is still a JSON 5xx, and recorded
             sess.record_error("engine", exc, 500)
             raise APIError(500, f"the engine failed: {type(exc).__name__}: {exc}", code="engine_error") from None
         if gen.finish_reason == "abort":
@@ -101,20 +128,28 @@ class ProxyCore:
         return gen, time.perf_counter() - t0
 
     # --- chat ---------------------------------------------------------------------------------
-    async def chat(self, sess: ProxySession, req: ChatCompletionRequest, offload: bool = False,
-                   notes: list[str] | None = None) -> tuple[ChatCompletionResponse, Call]:
+    async def chat(
+        self, sess: ProxySession, req: ChatCompletionRequest, offload: bool = False, notes: list[str] | None = None
+    ) -> tuple[ChatCompletionResponse, Call]:
         """Answer one chat request and record it; raise `APIError` for anything that is not a completion.
         `offload`: render and tokenize in a worker thread (a large request must not hold up other sessions);
         `notes`: warnings from translating another API's request (recorded on the call)."""
         check_chat(req)
         messages = to_template_messages(req.messages)
         if messages[-1]["role"] == "assistant":
-            raise bad_request("the last message is an assistant message; continuing a prefilled assistant turn is "
-                              "not supported (the model generates the next turn)", "messages")
+            raise bad_request(
+                "the last message is an assistant message; continuing a prefilled assistant turn is "
+                "not supported (the model generates the next turn)",
+                "messages",
+            )
         tools = [t.model_dump(exclude_none=True) for t in req.tools] if req.tools else None
         try:
             kwargs = dict(req.chat_template_kwargs or {})
-            plan = await asyncio.to_thread(sess.plan, messages, tools, kwargs) if offload else sess.plan(messages, tools, kwargs)
+            plan = (
+                await asyncio.to_thread(sess.plan, messages, tools, kwargs)
+                if offload
+                else sess.plan(messages, tools, kwargs)
+            )
         except (TokenizationError, ValueError) as exc:
             raise bad_request(f"cannot tokenize this conversation: {exc}", "messages") from None
         prompt = plan.traj.next_prompt_ids
@@ -123,13 +158,26 @@ class ProxyCore:
         parsed = self.tokenizer.parse_completion(gen.completion_ids, tools)
         reply, warnings = self._reply(parsed.message, req)
         warnings = list(notes or []) + warnings
-        call = self._record(sess, plan, prompt, gen, reply, [e.message for e in parsed.errors], warnings, generate_s,
-                            sampling.model_dump())
+        call = self._record(
+            sess,
+            plan,
+            prompt,
+            gen,
+            reply,
+            [e.message for e in parsed.errors],
+            warnings,
+            generate_s,
+            sampling.model_dump(),
+        )
         finish = "tool_calls" if reply.get("tool_calls") and gen.finish_reason == "stop" else gen.finish_reason
         logprobs = ChoiceLogprobs(content=self._token_logprobs(gen)) if req.logprobs else None
-        response = ChatCompletionResponse(id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()),
-                                          model=req.model or self.model_name, usage=_usage(call),
-                                          choices=[ChatChoice(message=reply, finish_reason=finish, logprobs=logprobs)])
+        response = ChatCompletionResponse(
+            id=f"chatcmpl-{uuid.uuid4().hex}",
+            created=int(time.time()),
+            model=req.model or self.model_name,
+            usage=_usage(call),
+            choices=[ChatChoice(message=reply, finish_reason=finish, logprobs=logprobs)],
+        )
         return response, call
 
     def prompt_len(self, req: ChatCompletionRequest) -> int:
@@ -164,27 +212,49 @@ class ProxyCore:
             reply["tool_calls"] = calls
         return reply, warnings
 
-    def _record(self, sess: ProxySession, plan: Plan, prompt: list[int], gen: Generation, reply: dict,
-                parse_errors: list[str], warnings: list[str], generate_s: float, sampling: dict) -> Call:
+    def _record(
+        self,
+        sess: ProxySession,
+        plan: Plan,
+        prompt: list[int],
+        gen: Generation,
+        reply: dict,
+        parse_errors: list[str],
+        warnings: list[str],
+        generate_s: float,
+        sampling: dict,
+    ) -> Call:
         try:
             plan.traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason, message=reply)
         except (TokenizationError, ValueError) as exc:
             sess.record_error("tokenization", exc, 502)
-            raise APIError(502, f"the engine's output cannot be recorded: {exc}", code="invalid_engine_output") from None
-        return sess.record(plan, prompt_len=len(prompt), completion_ids=list(gen.completion_ids),
-                           logprobs=list(gen.logprobs), finish_reason=gen.finish_reason, reply=reply,
-                           parse_errors=parse_errors, warnings=warnings, generate_s=generate_s, sampling=sampling)
+            raise APIError(
+                502, f"the engine's output cannot be recorded: {exc}", code="invalid_engine_output"
+            ) from None
+        return sess.record(
+            plan,
+            prompt_len=len(prompt),
+            completion_ids=list(gen.completion_ids),
+            logprobs=list(gen.logprobs),
+            finish_reason=gen.finish_reason,
+            reply=reply,
+            parse_errors=parse_errors,
+            warnings=warnings,
+            generate_s=generate_s,
+            sampling=sampling,
+        )
 
     def _token_logprobs(self, gen: Generation) -> list[TokenLogprob]:
         out = []
-        for tok, lp in zip(gen.completion_ids, gen.logprobs):
+        for tok, lp in zip(gen.completion_ids, gen.logprobs, strict=True):
             text = self.tokenizer.hf.decode([tok], skip_special_tokens=False)
             out.append(TokenLogprob(token=text, logprob=lp, bytes=list(text.encode("utf-8"))))
         return out
 
     # --- completions ----------------------------------------------------------------------------
-    async def complete(self, sess: ProxySession, req: CompletionRequest,
-                       offload: bool = False) -> tuple[CompletionResponse, Call]:
+    async def complete(
+        self, sess: ProxySession, req: CompletionRequest, offload: bool = False
+    ) -> tuple[CompletionResponse, Call]:
         """Legacy completions: the prompt text is encoded as is (special-token strings become special ids);
         `offload`: encode in a worker thread."""
         check_common(req)
@@ -193,7 +263,11 @@ class ProxyCore:
         if isinstance(req.prompt, str):
             if not req.prompt:
                 raise bad_request("`prompt` is empty", "prompt")
-            prompt = await asyncio.to_thread(self.tokenizer.encode, req.prompt) if offload else self.tokenizer.encode(req.prompt)
+            prompt = (
+                await asyncio.to_thread(self.tokenizer.encode, req.prompt)
+                if offload
+                else self.tokenizer.encode(req.prompt)
+            )
         else:
             vocab = len(self.tokenizer.hf)
             if not req.prompt or any(not 0 <= t < vocab for t in req.prompt):
@@ -205,14 +279,18 @@ class ProxyCore:
         gen, generate_s = await self._generate(sess, prompt, sampling)
         body = gen.completion_ids[:-1] if gen.stop_token_id is not None else gen.completion_ids
         text = self.tokenizer.hf.decode(body, skip_special_tokens=False)
-        call = self._record(sess, plan, prompt, gen, {"role": "assistant", "content": text}, [], [], generate_s,
-                            sampling.model_dump())
+        call = self._record(
+            sess, plan, prompt, gen, {"role": "assistant", "content": text}, [], [], generate_s, sampling.model_dump()
+        )
         logprobs = None
         if req.logprobs is not None:
             toks = [t.token for t in self._token_logprobs(gen)]
             logprobs = {"tokens": toks, "token_logprobs": list(gen.logprobs), "top_logprobs": None, "text_offset": None}
-        response = CompletionResponse(id=f"cmpl-{uuid.uuid4().hex}", created=int(time.time()),
-                                      model=req.model or self.model_name, usage=_usage(call),
-                                      choices=[CompletionChoice(text=text, finish_reason=gen.finish_reason,
-                                                                logprobs=logprobs)])
+        response = CompletionResponse(
+            id=f"cmpl-{uuid.uuid4().hex}",
+            created=int(time.time()),
+            model=req.model or self.model_name,
+            usage=_usage(call),
+            choices=[CompletionChoice(text=text, finish_reason=gen.finish_reason, logprobs=logprobs)],
+        )
         return response, call

@@ -7,33 +7,43 @@ import time
 from collections import OrderedDict
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from rollgym.limits import DEFAULT_MAX_TOKENS_PER_TURN
-from rollgym.tokenization import ChatTokenizer
-
+from rollgym.models import BoundaryModel
 from rollgym.rollouts.proxy.errors import APIError
 from rollgym.rollouts.proxy.session import ProxySession, new_session_id
-from rollgym.models import BoundaryModel
+from rollgym.tokenization import ChatTokenizer
 
 
 class ProxySettings(BoundaryModel):
     """Limits and defaults of one proxy."""
 
-    api_key: str | None = Field(None, description="required as `Authorization: Bearer KEY` when set")
-    max_body_bytes: int = Field(8 * 2**20, ge=1024, description="larger request bodies get a 413")
-    idle_timeout_s: float = Field(3600.0, gt=0, description="sessions unused this long are dropped")
-    max_sessions: int = Field(10_000, ge=1, description="live sessions at most (creating more is a 429)")
-    default_max_tokens: int = Field(DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="max_tokens when the request gives none")
-    keep_states: int = Field(8, ge=1, description="calls per session that keep their token state for matching")
-    model_name: str = Field("", description="the id /models reports (default: the engine's model)")
+    api_key: str | None = Field(default=None, description="required as `Authorization: Bearer KEY` when set")
+    max_body_bytes: int = Field(default=8 * 2**20, ge=1024, description="larger request bodies get a 413")
+    idle_timeout_s: float = Field(default=3600.0, gt=0, description="sessions unused this long are dropped")
+    max_sessions: int = Field(default=10_000, ge=1, description="live sessions at most (creating more is a 429)")
+    default_max_tokens: int = Field(
+        default=DEFAULT_MAX_TOKENS_PER_TURN, ge=1, description="max_tokens when the request gives none"
+    )
+    keep_states: int = Field(default=8, ge=1, description="calls per session that keep their token state for matching")
+    model_name: str = Field(default="", description="the id /models reports (default: the engine's model)")
     truncation: Literal["end", "close"] = Field(
-        "close", description="a reply cut at max_tokens: 'close' lets the agent's next call continue the segment (the "
-                             "turn's end token is added as a masked bridge id); 'end' starts a new segment")
-    temperature: float | None = Field(None, ge=0.0, description="sample every call at this temperature, whatever the "
-                                                                 "agent sends (the trainer decides how to sample)")
-    seed: int | None = Field(None, description="calls that send no seed are sampled with one derived from this, the "
-                                                "session id and the call's index: a rerun samples the same ids")
+        default="close",
+        description="a reply cut at max_tokens: 'close' lets the agent's next call continue the segment (the "
+        "turn's end token is added as a masked bridge id); 'end' starts a new segment",
+    )
+    temperature: float | None = Field(
+        default=None,
+        ge=0.0,
+        description="sample every call at this temperature, whatever the "
+        "agent sends (the trainer decides how to sample)",
+    )
+    seed: int | None = Field(
+        default=None,
+        description="calls that send no seed are sampled with one derived from this, the "
+        "session id and the call's index: a rerun samples the same ids",
+    )
 
 
 class SessionStore:
@@ -46,17 +56,28 @@ class SessionStore:
         self._lock = threading.Lock()
         self._last_sweep = 0.0
 
-    def create(self, tokenizer: ChatTokenizer, *, session_id: str | None = None, base_url: str = "", **kwargs) -> ProxySession:
+    def create(
+        self, tokenizer: ChatTokenizer, *, session_id: str | None = None, base_url: str = "", **kwargs
+    ) -> ProxySession:
         self.sweep()
         with self._lock:
             sid = session_id or new_session_id()
             if sid in self._sessions:
                 raise APIError(409, f"session {sid!r} already exists", param="session_id", code="session_exists")
             if len(self._sessions) >= self.settings.max_sessions:
-                raise APIError(429, f"too many live sessions ({self.settings.max_sessions}); close some first",
-                                 code="too_many_sessions")
-            sess = ProxySession(sid, tokenizer, base_url=f"{base_url}/sessions/{sid}/v1" if base_url else "",
-                                api_key=self.settings.api_key, keep_states=self.settings.keep_states, **kwargs)
+                raise APIError(
+                    429,
+                    f"too many live sessions ({self.settings.max_sessions}); close some first",
+                    code="too_many_sessions",
+                )
+            sess = ProxySession(
+                sid,
+                tokenizer,
+                base_url=f"{base_url}/sessions/{sid}/v1" if base_url else "",
+                api_key=self.settings.api_key,
+                keep_states=self.settings.keep_states,
+                **kwargs,
+            )
             self._sessions[sid] = sess
             self._expired.pop(sid, None)
             return sess

@@ -9,7 +9,7 @@ empty arguments; then its arguments), a finish chunk with `finish_reason`, a usa
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from rollgym.rollouts.proxy.schemas import ChatCompletionChunk, ChatCompletionResponse, ChunkChoice, CompletionResponse
 
@@ -22,7 +22,7 @@ def _sse(model) -> str:
 
 
 def _pieces(text: str) -> list[str]:
-    return [text[i:i + PIECE] for i in range(0, len(text), PIECE)]
+    return [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
 
 
 def chat_chunks(resp: ChatCompletionResponse, include_usage: bool) -> Iterator[str]:
@@ -31,8 +31,14 @@ def chat_chunks(resp: ChatCompletionResponse, include_usage: bool) -> Iterator[s
     msg = choice.message
 
     def chunk(delta: dict, finish: str | None = None, logprobs=None) -> str:
-        return _sse(ChatCompletionChunk(id=resp.id, created=resp.created, model=resp.model,
-                                        choices=[ChunkChoice(delta=delta, finish_reason=finish, logprobs=logprobs)]))
+        return _sse(
+            ChatCompletionChunk(
+                id=resp.id,
+                created=resp.created,
+                model=resp.model,
+                choices=[ChunkChoice(delta=delta, finish_reason=finish, logprobs=logprobs)],
+            )
+        )
 
     yield chunk({"role": "assistant", "content": ""})
     for piece in _pieces(msg.get("reasoning_content") or ""):
@@ -40,12 +46,24 @@ def chat_chunks(resp: ChatCompletionResponse, include_usage: bool) -> Iterator[s
     for piece in _pieces(msg.get("content") or ""):
         yield chunk({"content": piece})
     for i, call in enumerate(msg.get("tool_calls") or []):
-        yield chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
-                                     "function": {"name": call["function"]["name"], "arguments": ""}}]})
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": i,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
         yield chunk({"tool_calls": [{"index": i, "function": {"arguments": call["function"]["arguments"]}}]})
     yield chunk({}, choice.finish_reason, choice.logprobs)
     if include_usage:
-        yield _sse(ChatCompletionChunk(id=resp.id, created=resp.created, model=resp.model, choices=[], usage=resp.usage))
+        yield _sse(
+            ChatCompletionChunk(id=resp.id, created=resp.created, model=resp.model, choices=[], usage=resp.usage)
+        )
     yield "data: [DONE]\n\n"
 
 
@@ -54,8 +72,11 @@ def completion_chunks(resp: CompletionResponse, include_usage: bool) -> Iterator
     choice = resp.choices[0]
     base = resp.model_copy(update={"usage": None})
     for piece in _pieces(choice.text):
-        yield _sse(base.model_copy(update={"choices": [choice.model_copy(update={"text": piece, "finish_reason": None,
-                                                                                 "logprobs": None})]}))
+        yield _sse(
+            base.model_copy(
+                update={"choices": [choice.model_copy(update={"text": piece, "finish_reason": None, "logprobs": None})]}
+            )
+        )
     yield _sse(base.model_copy(update={"choices": [choice.model_copy(update={"text": ""})]}))
     if include_usage:
         yield _sse(base.model_copy(update={"choices": [], "usage": resp.usage}))

@@ -8,8 +8,8 @@ proxy-segment marks), and two samples of one task side by side. It requests noth
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from rollgym.rollouts.view.page import ViewOutputError, write_page
 from rollgym.rollouts.view.payload import Payload
@@ -30,9 +30,8 @@ def token_texts_for(spec: str) -> Callable[[list[int]], dict[int, str]]:
     """Each id's own text under the tokenizer of `spec` (a model spec or directory), decoded one id at a time."""
     from transformers import AutoTokenizer
 
-    from rollgym.errors import RollgymError
-
     from rollgym.engines.default_model import resolve_model_dir
+    from rollgym.errors import RollgymError
     from rollgym.rollouts.core.policy import model_dir
 
     try:  # an engine spec (`vllm:URL#MODEL`, `hf:/dir`, `smollm2-135m`) names where its tokenizer lives
@@ -47,9 +46,16 @@ def token_texts_for(spec: str) -> Callable[[list[int]], dict[int, str]]:
     return texts
 
 
-def write_viewer(source: str | Path, out: str | Path | None = None, *, tokenizer: str | None = None,
-                 api_key: str | None = None, title: str | None = None, split: bool | None = None,
-                 log: Callable[[str], None] = print) -> Path:
+def write_viewer(
+    source: str | Path,
+    out: str | Path | None = None,
+    *,
+    tokenizer: str | None = None,
+    api_key: str | None = None,
+    title: str | None = None,
+    split: bool | None = None,
+    log: Callable[[str], None] = print,
+) -> Path:
     """Write the viewer for `source` (see `load_rollouts`) and return its path.
 
     Token texts come from `tokenizer`, else from the rollouts' own `model`; when neither loads, the strip
@@ -62,11 +68,21 @@ def write_viewer(source: str | Path, out: str | Path | None = None, *, tokenizer
     if spec:
         try:
             texts = token_texts_for(spec)
-        except Exception as exc:  # a model that is not on this machine: ids only, said once
-            log(f"note: no tokenizer for {spec!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
-                "the token strip shows ids only (pass --tokenizer)")
-    payload = Payload(rollouts, texts, {"title": title or origin, "source": origin, "tokenizer": spec if texts else None,
-                                        "generated_at": time.strftime("%Y-%m-%d %H:%M:%S")})
+        except Exception as exc:  # noqa: BLE001 - a model that is not on this machine: ids only, said once
+            log(
+                f"note: no tokenizer for {spec!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
+                "the token strip shows ids only (pass --tokenizer)"
+            )
+    payload = Payload(
+        rollouts,
+        texts,
+        {
+            "title": title or origin,
+            "source": origin,
+            "tokenizer": spec if texts else None,
+            "generated_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        },
+    )
     path = Path(out) if out else default_output(str(source))
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_page(payload, path, split=split)

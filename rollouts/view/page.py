@@ -13,12 +13,12 @@ from __future__ import annotations
 import html
 import json
 import shutil
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from rollgym.errors import UsageError
-
 from rollgym.rollouts.view.payload import Payload
 
 SPLIT_ABOVE = 2000  # rollouts: above this, the page loads its data from chunk files
@@ -51,7 +51,7 @@ def _data_blocks(payload: Payload) -> Iterator[tuple[str, str]]:
     """(block id, its JSON) for every prompt and every rollout's detail, strip and search text."""
     for k, prompt in enumerate(payload.prompts):
         yield f"rg-p-{k}", _json(prompt)
-    for i, (detail, strip, text) in enumerate(zip(payload.details, payload.strips, payload.texts)):
+    for i, (detail, strip, text) in enumerate(zip(payload.details, payload.strips, payload.texts, strict=True)):
         yield f"rg-d-{i}", _json(detail)
         yield f"rg-t-{i}", _json(strip)
         yield f"rg-s-{i}", _json(text)
@@ -89,7 +89,11 @@ def write_page(payload: Payload, path: Path, split: bool | None = None) -> Path:
     tmp = path.with_suffix(path.suffix + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         script_src = "'unsafe-inline' 'self'" if split else "'unsafe-inline'"
-        fh.write(head.replace("{{TITLE}}", title).replace("{{SCRIPT_SRC}}", script_src).replace("/*CSS*/", _asset("viewer.css")))
+        fh.write(
+            head.replace("{{TITLE}}", title)
+            .replace("{{SCRIPT_SRC}}", script_src)
+            .replace("/*CSS*/", _asset("viewer.css"))
+        )
         fh.write(_block("rg-index", _json(payload.index())))
         if not split:
             for block_id, text in blocks:

@@ -7,22 +7,35 @@ rollouts loads as fast as its index. Prompts shared by a GRPO group are stored o
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from rollgym.rollouts.core.summary import summarize
 from rollgym.rollouts.core.records import Rollout
+from rollgym.rollouts.core.summary import summarize
 
 
 def index_row(i: int, r: Rollout) -> dict[str, Any]:
     """One line of the rollout list: what the filters, the plots and the table need."""
     m = r.metrics()
     return {
-        "i": i, "id": r.id, "task": r.task_id, "sample": r.sample_index, "group": r.group_id,
-        "reward": r.reward, "stop": r.stop_reason or "", "error": r.error.category if r.error else "",
-        "turns": len(r.turns), "calls": int(m["tool_calls"]), "failed": int(m["tool_failures"]),
-        "sampled": int(m["sampled_tokens"]), "env": sum(len(t.bridge_ids) for t in r.turns),
-        "gen_s": round(r.timings.generate_s, 3), "env_s": round(r.timings.env_s, 3),
-        "wall_s": round(r.timings.wall_s, 3), "segment": r.meta.get("segment"), "session": r.meta.get("proxy_session"),
+        "i": i,
+        "id": r.id,
+        "task": r.task_id,
+        "sample": r.sample_index,
+        "group": r.group_id,
+        "reward": r.reward,
+        "stop": r.stop_reason or "",
+        "error": r.error.category if r.error else "",
+        "turns": len(r.turns),
+        "calls": int(m["tool_calls"]),
+        "failed": int(m["tool_failures"]),
+        "sampled": int(m["sampled_tokens"]),
+        "env": sum(len(t.bridge_ids) for t in r.turns),
+        "gen_s": round(r.timings.generate_s, 3),
+        "env_s": round(r.timings.env_s, 3),
+        "wall_s": round(r.timings.wall_s, 3),
+        "segment": r.meta.get("segment"),
+        "session": r.meta.get("proxy_session"),
     }
 
 
@@ -33,27 +46,64 @@ def token_strip(r: Rollout, prompt_ref: int) -> dict[str, Any]:
     milli-nats (integers), and the environment's bridge ids; the page rebuilds TRL's `env_mask` (with the
     trailing bridge kept) and marks where each turn, bridge and proxy segment begins.
     """
-    return {"prompt": prompt_ref,
-            "segment": (f"proxy segment {r.meta['segment']}: {r.meta.get('segment_reason') or 'continued'}"
-                        if "segment" in r.meta else None),
-            "turns": [{"index": t.index, "finish": t.finish_reason, "ids": t.completion_ids,
-                       "lp": [round(x * 1000) for x in t.logprobs], "bridge": t.bridge_ids} for t in r.turns]}
+    return {
+        "prompt": prompt_ref,
+        "segment": (
+            f"proxy segment {r.meta['segment']}: {r.meta.get('segment_reason') or 'continued'}"
+            if "segment" in r.meta
+            else None
+        ),
+        "turns": [
+            {
+                "index": t.index,
+                "finish": t.finish_reason,
+                "ids": t.completion_ids,
+                "lp": [round(x * 1000) for x in t.logprobs],
+                "bridge": t.bridge_ids,
+            }
+            for t in r.turns
+        ],
+    }
 
 
 def detail(r: Rollout) -> dict[str, Any]:
     """A rollout's page, minus tokens: messages turn by turn, tool calls with results, reward, timings, error."""
     return {
-        "id": r.id, "env": r.env_id, "task": r.task_id, "sample": r.sample_index, "group": r.group_id,
-        "model": r.model, "engine": r.engine, "token_exact": r.token_exact, "reward": r.reward,
-        "reward_components": r.reward_components, "stop": r.stop_reason, "truncated": r.truncated,
-        "error": r.error.model_dump() if r.error else None, "timings": r.timings.model_dump(), "sampling": r.sampling,
-        "meta": r.meta, "initial_messages": r.initial_messages, "tools": [_tool_name(t) for t in r.tools],
-        "turns": [{"index": t.index, "prompt_len": t.prompt_len, "n_sampled": len(t.completion_ids),
-                   "n_bridge": len(t.bridge_ids), "finish_reason": t.finish_reason, "generate_s": t.generate_s,
-                   "env_s": t.env_s, "reward": t.reward, "message": t.message, "parse_errors": t.parse_errors,
-                   "tool_calls": [c.model_dump(exclude={"result"}) for c in t.tool_calls],  # the tool message shows it
-                   "env_messages": t.env_messages}
-                  for t in r.turns],
+        "id": r.id,
+        "env": r.env_id,
+        "task": r.task_id,
+        "sample": r.sample_index,
+        "group": r.group_id,
+        "model": r.model,
+        "engine": r.engine,
+        "token_exact": r.token_exact,
+        "reward": r.reward,
+        "reward_components": r.reward_components,
+        "stop": r.stop_reason,
+        "truncated": r.truncated,
+        "error": r.error.model_dump() if r.error else None,
+        "timings": r.timings.model_dump(),
+        "sampling": r.sampling,
+        "meta": r.meta,
+        "initial_messages": r.initial_messages,
+        "tools": [_tool_name(t) for t in r.tools],
+        "turns": [
+            {
+                "index": t.index,
+                "prompt_len": t.prompt_len,
+                "n_sampled": len(t.completion_ids),
+                "n_bridge": len(t.bridge_ids),
+                "finish_reason": t.finish_reason,
+                "generate_s": t.generate_s,
+                "env_s": t.env_s,
+                "reward": t.reward,
+                "message": t.message,
+                "parse_errors": t.parse_errors,
+                "tool_calls": [c.model_dump(exclude={"result"}) for c in t.tool_calls],  # the tool message shows it
+                "env_messages": t.env_messages,
+            }
+            for t in r.turns
+        ],
     }
 
 
@@ -77,8 +127,9 @@ def _tool_name(tool: dict[str, Any]) -> str:
 class Payload:
     """Everything the page shows, built once from the rollouts."""
 
-    def __init__(self, rollouts: list[Rollout], token_text: Callable[[list[int]], dict[int, str]] | None,
-                 meta: dict[str, Any]) -> None:
+    def __init__(
+        self, rollouts: list[Rollout], token_text: Callable[[list[int]], dict[int, str]] | None, meta: dict[str, Any]
+    ) -> None:
         self.summary = summarize(rollouts).to_dict()
         self.rows = [index_row(i, r) for i, r in enumerate(rollouts)]
         self.details = [detail(r) for r in rollouts]
@@ -92,13 +143,19 @@ class Payload:
                 seen[key] = len(self.prompts)
                 self.prompts.append(list(r.prompt_ids))
             self.strips.append(token_strip(r, seen[key]))
-        used = sorted({i for p in self.prompts for i in p}
-                      | {i for s in self.strips for t in s["turns"] for i in (*t["ids"], *t["bridge"])})
+        used = sorted(
+            {i for p in self.prompts for i in p}
+            | {i for s in self.strips for t in s["turns"] for i in (*t["ids"], *t["bridge"])}
+        )
         self.vocab = token_text(used) if token_text else {}
         self.meta = {**meta, "token_texts": bool(token_text)}
 
     def index(self) -> dict[str, Any]:
         """What the page parses at load: meta, summary, the list rows and the token texts (prompts and
         details are parsed when a rollout is opened)."""
-        return {"meta": self.meta, "summary": self.summary, "rows": self.rows,
-                "vocab": {str(k): v for k, v in self.vocab.items()}}
+        return {
+            "meta": self.meta,
+            "summary": self.summary,
+            "rows": self.rows,
+            "vocab": {str(k): v for k, v in self.vocab.items()},
+        }

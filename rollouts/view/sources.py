@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from rollgym.errors import UsageError
-
 from rollgym.rollouts.core.output import ROLLOUTS_FILE, read_rollouts
 from rollgym.rollouts.core.records import Rollout
 
@@ -34,8 +33,10 @@ def load_rollouts(source: str | Path, api_key: str | None = None) -> tuple[list[
     if path.is_dir():
         path = path / ROLLOUTS_FILE
     if not path.exists():
-        raise ViewSourceError(f"{text}: no such run directory or file (expected a run directory with {ROLLOUTS_FILE}, "
-                              "a rollouts .jsonl, a proxy session .json, or a session URL)")
+        raise ViewSourceError(
+            f"{text}: no such run directory or file (expected a run directory with {ROLLOUTS_FILE}, "
+            "a rollouts .jsonl, a proxy session .json, or a session URL)"
+        )
     if path.suffix == ".json":
         try:
             data = json.loads(path.read_text())

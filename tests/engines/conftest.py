@@ -15,8 +15,9 @@ def smollm2_engine():
 
 @pytest.fixture(scope="session")
 def smollm2_tokenizer():
-    from rollgym.engines.default_model import smollm2_dir
     from transformers import AutoTokenizer
+
+    from rollgym.engines.default_model import smollm2_dir
 
     return AutoTokenizer.from_pretrained(str(smollm2_dir()))
 

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import pytest
 import torch
+from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.errors import BadRequestError, ContextOverflowError, InvalidOutputError
 from rollgym.engines.sampling import processed_logprobs, sample_rows
-from rollgym.errors import UsageError
 from rollgym.engines.validation import checked_generation, validate_output, validate_prompt
-from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+from rollgym.errors import UsageError
 
 
 @pytest.mark.parametrize(
     "bad",
-    [{"temperature": -0.1}, {"top_p": 0.0}, {"top_p": 1.5}, {"top_k": -1}, {"max_tokens": 0}, {"seed": -3}, {"max_token": 5}],
+    [
+        {"temperature": -0.1},
+        {"top_p": 0.0},
+        {"top_p": 1.5},
+        {"top_k": -1},
+        {"max_tokens": 0},
+        {"seed": -3},
+        {"max_token": 5},
+    ],
 )
 def test_bad_sampling_params_are_rejected(bad):
     field, value = next(iter(bad.items()))
@@ -53,7 +62,13 @@ def test_prompt_validation():
 
 
 def _check(**overrides):
-    fields = dict(engine="e", completion_ids=[4, 5], logprobs=[-0.5, -0.1], finish_reason="length", sampling=SamplingParams(max_tokens=2))
+    fields = {
+        "engine": "e",
+        "completion_ids": [4, 5],
+        "logprobs": [-0.5, -0.1],
+        "finish_reason": "length",
+        "sampling": SamplingParams(max_tokens=2),
+    }
     fields.update(overrides)
     validate_output(**fields)
 
@@ -79,8 +94,14 @@ def test_output_validator_rules():
 def test_stop_token_must_be_last():
     with pytest.raises(InvalidOutputError, match="not the last"):
         checked_generation(
-            engine="e", model="m", sampling=SamplingParams(), completion_ids=[4, 5], logprobs=[-1.0, -1.0],
-            finish_reason="stop", stop_token_id=4, prompt_ids=[1],
+            engine="e",
+            model="m",
+            sampling=SamplingParams(),
+            completion_ids=[4, 5],
+            logprobs=[-1.0, -1.0],
+            finish_reason="stop",
+            stop_token_id=4,
+            prompt_ids=[1],
         )
 
 

@@ -7,6 +7,9 @@ The stand-in (standins.openai_standin) answers with the fields of OpenAI's
 from __future__ import annotations
 
 import pytest
+from standins.loopback import LoopbackServer
+from standins.openai_standin import make_openai_standin
+
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.chat import ChatEngine
 from rollgym.engines.errors import (
@@ -17,8 +20,6 @@ from rollgym.engines.errors import (
     UnreachableError,
 )
 from rollgym.engines.openai_chat import OpenAIChatEngine
-from standins.loopback import LoopbackServer
-from standins.openai_standin import make_openai_standin
 
 TOOLS = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {}}}}]
 
@@ -45,7 +46,10 @@ async def engine(standin, control):
 
 
 async def test_chat_returns_the_assistant_message_marked_not_token_exact(engine, control):
-    gen = await engine.chat([{"role": "user", "content": "hello there world"}], sampling=SamplingParams(temperature=0.2, max_tokens=50, seed=4))
+    gen = await engine.chat(
+        [{"role": "user", "content": "hello there world"}],
+        sampling=SamplingParams(temperature=0.2, max_tokens=50, seed=4),
+    )
     assert isinstance(engine, ChatEngine) and engine.token_exact is False
     assert gen.token_exact is False
     assert gen.message["role"] == "assistant" and gen.message["content"] == "hello there world"
@@ -78,7 +82,12 @@ async def test_http_errors_map_to_engine_errors(engine, control):
     with pytest.raises(ServerError, match="HTTP 500"):
         await engine.chat([{"role": "user", "content": "x"}])
     assert len(control.requests) == 2  # the openai client's own retry (max_retries=1)
-    control.__init__(fail_next=1, fail_status=400, fail_code="context_length_exceeded", fail_message="This model's maximum context length is 128000 tokens.")
+    control.__init__(
+        fail_next=1,
+        fail_status=400,
+        fail_code="context_length_exceeded",
+        fail_message="This model's maximum context length is 128000 tokens.",
+    )
     with pytest.raises(ContextOverflowError):
         await engine.chat([{"role": "user", "content": "x"}])
     bad_model = OpenAIChatEngine("no-such-model", base_url=engine._client.base_url, api_key="k", max_retries=0)
@@ -88,7 +97,9 @@ async def test_http_errors_map_to_engine_errors(engine, control):
 
 
 async def test_timeout_and_unreachable(standin, control):
-    slow = OpenAIChatEngine("gpt-4o-mini", base_url=f"{standin[0].base_url}/v1", api_key="k", timeout_s=0.2, max_retries=0)
+    slow = OpenAIChatEngine(
+        "gpt-4o-mini", base_url=f"{standin[0].base_url}/v1", api_key="k", timeout_s=0.2, max_retries=0
+    )
     control.delay_s = 1.0
     with pytest.raises(EngineTimeoutError):
         await slow.chat([{"role": "user", "content": "x"}])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rollgym.engines.errors import ModelUnavailableError, UnknownEngineError
 from rollgym.engines.openai_chat import OpenAIChatEngine
 from rollgym.engines.registry import available_engines, make_engine
@@ -58,7 +59,9 @@ def test_unknown_spec_lists_schemes_and_close_matches():
 
 def test_hub_id_without_network_says_what_to_do(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ModelUnavailableError, match=r"HF_HUB_OFFLINE=1.*hf download Qwen/Qwen3-8B.*hf:DIR.*smollm2-135m"):
+    with pytest.raises(
+        ModelUnavailableError, match=r"HF_HUB_OFFLINE=1.*hf download Qwen/Qwen3-8B.*hf:DIR.*smollm2-135m"
+    ):
         make_engine("hf:Qwen/Qwen3-8B")
 
 

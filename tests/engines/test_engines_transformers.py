@@ -6,15 +6,16 @@ import asyncio
 
 import pytest
 import torch
-from rollgym.engines.base import Engine, SamplingParams
-from rollgym.engines.errors import BadRequestError, ContextOverflowError, EngineError, InvalidOutputError
-from rollgym.engines.transformers_engine import TransformersEngine
-from transformers import DynamicCache  # noqa: F401  (the engine's cache type must exist in this transformers)
+from transformers import DynamicCache  # noqa: F401 - the engine's cache type must exist in this transformers
 from transformers.generation.logits_process import (
     TemperatureLogitsWarper,
     TopKLogitsWarper,
     TopPLogitsWarper,
 )
+
+from rollgym.engines.base import Engine, SamplingParams
+from rollgym.engines.errors import BadRequestError, ContextOverflowError, EngineError, InvalidOutputError
+from rollgym.engines.transformers_engine import TransformersEngine
 
 pytestmark = pytest.mark.slow
 
@@ -79,8 +80,8 @@ async def test_mixed_sampling_in_one_batch_keeps_each_rows_processing(smollm2_en
         SamplingParams(temperature=1.4, top_p=0.7, max_tokens=5, seed=2),
         SamplingParams(temperature=0.0, max_tokens=5),
     ]
-    gens = await asyncio.gather(*(smollm2_engine.generate(p, s) for p, s in zip(prompts[:3], configs)))
-    for prompt, sampling, gen in zip(prompts[:3], configs, gens):
+    gens = await asyncio.gather(*(smollm2_engine.generate(p, s) for p, s in zip(prompts[:3], configs, strict=True)))
+    for prompt, sampling, gen in zip(prompts[:3], configs, gens, strict=True):
         expected = teacher_forced_logprobs(smollm2_engine._model, prompt, gen.completion_ids, sampling)
         assert gen.logprobs == pytest.approx(expected, abs=1e-4)
 
@@ -89,8 +90,10 @@ async def test_processed_logprobs_differ_from_raw_when_processing_applies(smollm
     """Guard against reporting raw logprobs: with temperature 0.5 they must differ from T=1 recomputation."""
     sampling = SamplingParams(temperature=0.5, max_tokens=4, seed=3)
     gen = await smollm2_engine.generate(prompts[0], sampling)
-    raw = teacher_forced_logprobs(smollm2_engine._model, prompts[0], gen.completion_ids, SamplingParams(temperature=1.0))
-    assert max(abs(a - b) for a, b in zip(gen.logprobs, raw)) > 1e-3
+    raw = teacher_forced_logprobs(
+        smollm2_engine._model, prompts[0], gen.completion_ids, SamplingParams(temperature=1.0)
+    )
+    assert max(abs(a - b) for a, b in zip(gen.logprobs, raw, strict=True)) > 1e-3
 
 
 async def test_stop_token_ids_are_honoured(smollm2_engine, prompts):
@@ -114,7 +117,7 @@ async def test_batched_greedy_equals_one_at_a_time(smollm2_engine, prompts):
     greedy = SamplingParams(temperature=0.0, max_tokens=6)
     alone = [await smollm2_engine.generate(p, greedy) for p in prompts]
     together = await asyncio.gather(*(smollm2_engine.generate(p, greedy) for p in prompts))
-    for a, b in zip(alone, together):
+    for a, b in zip(alone, together, strict=True):
         assert a.completion_ids == b.completion_ids
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
         assert a.finish_reason == b.finish_reason
@@ -209,8 +212,16 @@ async def test_nan_logits_are_reported_never_passed_on():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32, eos_token_id=1)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
+        eos_token_id=1,
+    )
     model = LlamaForCausalLM(config).eval()
     engine = TransformersEngine(model, model_name="tiny-llama")
     ok = await engine.generate([3, 4, 5], SamplingParams(temperature=1.0, max_tokens=4, seed=0))

@@ -12,11 +12,11 @@ import asyncio
 from dataclasses import dataclass
 
 import pytest
+from test_engines_vllm_inprocess import CompletionOutput, Logprob, RequestOutput
 
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.errors import InvalidOutputError
 from rollgym.engines.vllm_colocate import VLLMColocateEngine
-from test_engines_vllm_inprocess import CompletionOutput, Logprob, RequestOutput
 
 
 @dataclass
@@ -37,13 +37,28 @@ class StandInLLM:
     def generate(self, prompts, sampling_params=None, use_tqdm=True):
         self.calls.append((prompts, sampling_params))
         outs = []
-        for i, (p, sp) in enumerate(zip(prompts, sampling_params)):
+        for i, (p, _sp) in enumerate(zip(prompts, sampling_params, strict=True)):
             ids = [100 + i, 7]
             lp = float("nan") if self.nan else -0.5
-            outs.append(RequestOutput(request_id=str(i), prompt=None, prompt_token_ids=p["prompt_token_ids"], prompt_logprobs=None,
-                                      outputs=[CompletionOutput(index=0, text="", token_ids=ids, cumulative_logprob=None,
-                                                                logprobs=[{t: Logprob(lp)} for t in ids], finish_reason="stop",
-                                                                stop_reason=None)]))
+            outs.append(
+                RequestOutput(
+                    request_id=str(i),
+                    prompt=None,
+                    prompt_token_ids=p["prompt_token_ids"],
+                    prompt_logprobs=None,
+                    outputs=[
+                        CompletionOutput(
+                            index=0,
+                            text="",
+                            token_ids=ids,
+                            cumulative_logprob=None,
+                            logprobs=[{t: Logprob(lp)} for t in ids],
+                            finish_reason="stop",
+                            stop_reason=None,
+                        )
+                    ],
+                )
+            )
         return outs
 
 

@@ -11,7 +11,8 @@ import importlib.util
 from dataclasses import dataclass, field
 
 import pytest
-from rollgym.engines.base import SamplingParams, GenerationTimings
+
+from rollgym.engines.base import GenerationTimings, SamplingParams
 from rollgym.engines.errors import EngineUnavailableError, InvalidOutputError, ServerError
 from rollgym.engines.vllm_inprocess import VLLMEngine, generation_from_output, sampling_kwargs
 
@@ -48,15 +49,26 @@ PROMPT = [1, 2, 3]
 
 
 def _output(ids, lps, finish="length", stop_reason=None, prompt=PROMPT):
-    steps = [{t: Logprob(lp, rank=1)} for t, lp in zip(ids, lps)]
-    return RequestOutput("r", None, list(prompt), None, [CompletionOutput(0, "", ids, sum(lps), steps, finish, stop_reason)])
+    steps = [{t: Logprob(lp, rank=1)} for t, lp in zip(ids, lps, strict=True)]
+    return RequestOutput(
+        "r", None, list(prompt), None, [CompletionOutput(0, "", ids, sum(lps), steps, finish, stop_reason)]
+    )
 
 
 def test_sampling_kwargs_map_every_field():
-    kwargs = sampling_kwargs(SamplingParams(temperature=0.6, top_p=0.95, top_k=40, max_tokens=12, stop_token_ids=[7], seed=9))
+    kwargs = sampling_kwargs(
+        SamplingParams(temperature=0.6, top_p=0.95, top_k=40, max_tokens=12, stop_token_ids=[7], seed=9)
+    )
     assert kwargs == {
-        "n": 1, "temperature": 0.6, "top_p": 0.95, "top_k": 40, "max_tokens": 12,
-        "stop_token_ids": [7], "logprobs": 0, "skip_special_tokens": False, "seed": 9,
+        "n": 1,
+        "temperature": 0.6,
+        "top_p": 0.95,
+        "top_k": 40,
+        "max_tokens": 12,
+        "stop_token_ids": [7],
+        "logprobs": 0,
+        "skip_special_tokens": False,
+        "seed": 9,
     }
     off = sampling_kwargs(SamplingParams())
     assert off["top_k"] == -1 and "seed" not in off
@@ -65,7 +77,10 @@ def test_sampling_kwargs_map_every_field():
 def test_engine_args_force_processed_logprobs():
     engine = VLLMEngine("Qwen/Qwen3-8B", max_model_len=4096, gpu_memory_utilization=0.8)
     assert engine.engine_args() == {
-        "model": "Qwen/Qwen3-8B", "logprobs_mode": "processed_logprobs", "gpu_memory_utilization": 0.8, "max_model_len": 4096,
+        "model": "Qwen/Qwen3-8B",
+        "logprobs_mode": "processed_logprobs",
+        "gpu_memory_utilization": 0.8,
+        "max_model_len": 4096,
     }
     with pytest.raises(ValueError, match="processed_logprobs"):
         VLLMEngine("m", logprobs_mode="raw_logprobs")
@@ -83,23 +98,39 @@ def test_on_a_cpu_the_engine_defaults_to_float32_eager_and_no_chunked_prefill(mo
 
 
 def test_output_conversion_reads_ids_logprobs_and_stop():
-    gen = generation_from_output(_output([5, 6, 7], [-0.1, -0.2, -0.3], "stop", 7), PROMPT, SamplingParams(max_tokens=5), model="m", timings=GenerationTimings())
+    gen = generation_from_output(
+        _output([5, 6, 7], [-0.1, -0.2, -0.3], "stop", 7),
+        PROMPT,
+        SamplingParams(max_tokens=5),
+        model="m",
+        timings=GenerationTimings(),
+    )
     assert gen.completion_ids == [5, 6, 7] and gen.logprobs == [-0.1, -0.2, -0.3]
     assert gen.finish_reason == "stop" and gen.stop_token_id == 7 and gen.engine == "vllm" and gen.prompt_len == 3
-    eos = generation_from_output(_output([5, 2], [-0.1, -0.2], "stop", None), PROMPT, SamplingParams(max_tokens=5), model="m", timings=GenerationTimings())
+    eos = generation_from_output(
+        _output([5, 2], [-0.1, -0.2], "stop", None),
+        PROMPT,
+        SamplingParams(max_tokens=5),
+        model="m",
+        timings=GenerationTimings(),
+    )
     assert eos.stop_token_id == 2  # EOS: vLLM's stop_reason is None, the id is the last token
 
 
 def test_output_conversion_rejects_bad_output():
     sampling = SamplingParams(max_tokens=5)
     with pytest.raises(InvalidOutputError, match="not a finite number"):
-        generation_from_output(_output([5, 6], [-0.1, float("nan")]), PROMPT, sampling, model="m", timings=GenerationTimings())
+        generation_from_output(
+            _output([5, 6], [-0.1, float("nan")]), PROMPT, sampling, model="m", timings=GenerationTimings()
+        )
     bad = _output([5, 6], [-0.1, -0.2])
     bad.outputs[0].logprobs = bad.outputs[0].logprobs[:1]
     with pytest.raises(InvalidOutputError, match="pair one to one"):
         generation_from_output(bad, PROMPT, sampling, model="m", timings=GenerationTimings())
     with pytest.raises(InvalidOutputError, match="echoed differs"):
-        generation_from_output(_output([5], [-0.1], prompt=[1, 2, 4]), PROMPT, sampling, model="m", timings=GenerationTimings())
+        generation_from_output(
+            _output([5], [-0.1], prompt=[1, 2, 4]), PROMPT, sampling, model="m", timings=GenerationTimings()
+        )
     with pytest.raises(ServerError):
         generation_from_output(_output([5], [-0.1], "error"), PROMPT, sampling, model="m", timings=GenerationTimings())
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from standins.loopback import LoopbackServer
+from standins.vllm_standin import make_vllm_standin
+from vllm_support import teacher_forced
 
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.errors import BadRequestError, ContextOverflowError
-from standins.loopback import LoopbackServer
-from standins.vllm_standin import make_vllm_standin
 from rollgym.engines.vllm_server import VLLMServerEngine
-from vllm_support import teacher_forced
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -20,8 +20,9 @@ EOS, PERIOD = 2, 30  # SmolLM2: <|im_end|> and "."
 
 @pytest.fixture(scope="module")
 def prompt(smollm2_hf_tokenizer) -> list[int]:
-    return smollm2_hf_tokenizer.apply_chat_template([{"role": "user", "content": "Write one sentence about the sea."}],
-                                                    add_generation_prompt=True, return_dict=True)["input_ids"]
+    return smollm2_hf_tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Write one sentence about the sea."}], add_generation_prompt=True, return_dict=True
+    )["input_ids"]
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +44,15 @@ async def test_discovers_the_served_model_and_its_context(engine, real_vllm, pro
 
 
 @pytest.mark.parametrize("temperature, top_k, top_p", [(0.7, 50, 0.9), (1.0, 0, 1.0)])
-async def test_logprobs_equal_a_teacher_forced_float32_recomputation(engine, smollm2_fp32, prompt, temperature, top_k, top_p):
-    gen = await engine.generate(prompt, SamplingParams(temperature=temperature, top_k=top_k, top_p=top_p, max_tokens=24, seed=11))
+async def test_logprobs_equal_a_teacher_forced_float32_recomputation(
+    engine, smollm2_fp32, prompt, temperature, top_k, top_p
+):
+    gen = await engine.generate(
+        prompt, SamplingParams(temperature=temperature, top_k=top_k, top_p=top_p, max_tokens=24, seed=11)
+    )
     assert gen.prompt_len == len(prompt) and len(gen.logprobs) == len(gen.completion_ids) > 0
     reference = teacher_forced(smollm2_fp32, prompt, gen.completion_ids, temperature, top_k, top_p)
-    assert max(abs(a - b) for a, b in zip(gen.logprobs, reference)) < 1e-4
+    assert max(abs(a - b) for a, b in zip(gen.logprobs, reference, strict=True)) < 1e-4
 
 
 async def test_a_seed_reproduces_the_sample(engine, prompt):
@@ -63,7 +68,7 @@ async def test_eos_and_stop_ids_end_the_completion_and_stay_last(engine, prompt)
     assert greedy.finish_reason == "stop" and greedy.completion_ids[-1] == EOS and greedy.stop_token_id == EOS
     stopped = await engine.generate(prompt, SamplingParams(temperature=0.0, max_tokens=200, stop_token_ids=[PERIOD]))
     assert stopped.finish_reason == "stop" and stopped.completion_ids[-1] == PERIOD and stopped.stop_token_id == PERIOD
-    assert stopped.completion_ids == greedy.completion_ids[:greedy.completion_ids.index(PERIOD) + 1]
+    assert stopped.completion_ids == greedy.completion_ids[: greedy.completion_ids.index(PERIOD) + 1]
 
 
 async def test_the_context_clamp_and_overflow(real_vllm, long_prompt):
@@ -102,16 +107,19 @@ BAD_REQUESTS = {
 
 @pytest.fixture(scope="module")
 def standin(real_vllm, smollm2_hf_tokenizer):
-    app, _ = make_vllm_standin(real_vllm.model, max_model_len=2048, vocab_size=49152, eos_token_id=EOS,
-                               tokenizer=smollm2_hf_tokenizer)
+    app, _ = make_vllm_standin(
+        real_vllm.model, max_model_len=2048, vocab_size=49152, eos_token_id=EOS, tokenizer=smollm2_hf_tokenizer
+    )
     with LoopbackServer(app) as server:
         yield f"{server.base_url}/v1"
 
 
 @pytest.mark.parametrize("case", sorted(BAD_REQUESTS))
 def test_the_standin_refuses_as_vllm_does(real_vllm, standin, case):
-    answers = [httpx.post(f"{url}/completions", json={"model": real_vllm.model, **BAD_REQUESTS[case]}, timeout=120)
-               for url in (real_vllm.base_url, standin)]
+    answers = [
+        httpx.post(f"{url}/completions", json={"model": real_vllm.model, **BAD_REQUESTS[case]}, timeout=120)
+        for url in (real_vllm.base_url, standin)
+    ]
     (real, stand) = [(a.status_code, a.json()["error"]) for a in answers]
     assert stand[0] == real[0] == 400
     assert {k: stand[1][k] for k in ("type", "param", "code")} == {k: real[1][k] for k in ("type", "param", "code")}
@@ -121,15 +129,27 @@ def test_the_standin_refuses_as_vllm_does(real_vllm, standin, case):
         assert stand[1]["message"] == real[1]["message"]
 
 
-def test_the_standin_answers_with_vllms_fields_text_and_clamp(real_vllm, standin, smollm2_hf_tokenizer, prompt, long_prompt):
+def test_the_standin_answers_with_vllms_fields_text_and_clamp(
+    real_vllm, standin, smollm2_hf_tokenizer, prompt, long_prompt
+):
     def ask(url: str, ids: list[int], max_tokens: int) -> dict:
-        body = {"model": real_vllm.model, "prompt": ids, "max_tokens": max_tokens, "logprobs": 0, "return_token_ids": True,
-                "skip_special_tokens": False, "temperature": 0.0, "ignore_eos": ids is long_prompt}
+        body = {
+            "model": real_vllm.model,
+            "prompt": ids,
+            "max_tokens": max_tokens,
+            "logprobs": 0,
+            "return_token_ids": True,
+            "skip_special_tokens": False,
+            "temperature": 0.0,
+            "ignore_eos": ids is long_prompt,
+        }
         return httpx.post(f"{url}/completions", json=body, timeout=300).json()
 
     real, stand = ask(real_vllm.base_url, prompt, 200), ask(standin, prompt, 200)
     assert set(stand) == set(real) and set(stand["usage"]) == set(real["usage"])
-    assert set(stand["choices"][0]) == set(real["choices"][0]) and set(stand["choices"][0]["logprobs"]) == set(real["choices"][0]["logprobs"])
+    assert set(stand["choices"][0]) == set(real["choices"][0]) and set(stand["choices"][0]["logprobs"]) == set(
+        real["choices"][0]["logprobs"]
+    )
     assert stand["system_fingerprint"].split("-")[:2] == real["system_fingerprint"].split("-")[:2] == ["vllm", "0.32.0"]
     for body in (real, stand):  # decoded text without the stop token's; per-token strings decoded one by one
         choice = body["choices"][0]
@@ -148,8 +168,12 @@ async def test_many_concurrent_seeded_requests_keep_the_server_alive(engine, rea
     turns it off."""
     import asyncio
 
-    prompts = [smollm2_hf_tokenizer(f"Story {k}: " + ", ".join(str(k * 1000 + i) for i in range(120)))["input_ids"][:300]
-               for k in range(32)]
-    gens = await asyncio.gather(*(engine.generate(p, SamplingParams(max_tokens=4, seed=k)) for k, p in enumerate(prompts)))
+    prompts = [
+        smollm2_hf_tokenizer(f"Story {k}: " + ", ".join(str(k * 1000 + i) for i in range(120)))["input_ids"][:300]
+        for k in range(32)
+    ]
+    gens = await asyncio.gather(
+        *(engine.generate(p, SamplingParams(max_tokens=4, seed=k)) for k, p in enumerate(prompts))
+    )
     assert all(len(g.completion_ids) >= 1 for g in gens)
     assert httpx.get(real_vllm.base_url.rsplit("/v1", 1)[0] + "/health", timeout=10).status_code == 200

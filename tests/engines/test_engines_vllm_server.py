@@ -10,7 +10,10 @@ import asyncio
 import socket
 
 import pytest
-from rollgym.engines.base import Engine, SamplingParams, GenerationTimings
+from standins.loopback import LoopbackServer
+from standins.vllm_standin import make_vllm_standin
+
+from rollgym.engines.base import Engine, GenerationTimings, SamplingParams
 from rollgym.engines.errors import (
     BadRequestError,
     ContextOverflowError,
@@ -19,8 +22,6 @@ from rollgym.engines.errors import (
     ServerError,
     UnreachableError,
 )
-from standins.loopback import LoopbackServer
-from standins.vllm_standin import make_vllm_standin
 from rollgym.engines.vllm_server import VLLMServerEngine
 
 MODEL = "Qwen/Qwen3-8B"
@@ -189,6 +190,9 @@ async def test_concurrency_limit_is_respected(standin, control):
 
 def test_parse_response_without_token_ids_explains_the_version_need():
     eng = VLLMServerEngine("http://127.0.0.1:9/v1", MODEL, max_model_len=64)
-    raw = {"model": MODEL, "choices": [{"index": 0, "text": "hi", "finish_reason": "length", "logprobs": {"token_logprobs": [-1.0]}}]}
+    raw = {
+        "model": MODEL,
+        "choices": [{"index": 0, "text": "hi", "finish_reason": "length", "logprobs": {"token_logprobs": [-1.0]}}],
+    }
     with pytest.raises(InvalidOutputError, match="return_token_ids"):
         eng.parse_response(raw, PROMPT, SamplingParams(max_tokens=1), GenerationTimings())

@@ -7,7 +7,6 @@ import os
 import shutil
 
 import pytest
-
 from docker2_support import DOCKER2, start_docker2
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -65,8 +65,10 @@ def agent_proxy(tool_tok):
     from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
 
     spy = SpyEngine(TransformersEngine("smollm2-135m"))
-    proxy = RecordingProxy(Policy(engine=spy, tokenizer=tool_tok),
-                           settings=ProxySettings(default_max_tokens=200, temperature=0.0, api_key=API_KEY))
+    proxy = RecordingProxy(
+        Policy(engine=spy, tokenizer=tool_tok),
+        settings=ProxySettings(default_max_tokens=200, temperature=0.0, api_key=API_KEY),
+    )
     capture = BodyCapture(proxy.app)
     proxy.app = capture
     with proxy.in_thread():
@@ -152,9 +154,9 @@ def check_session(sess, spy, capture, start: int, captured_from: int, route: str
     prompts = spy.prompts[start:]
     assert len(prompts) == len(calls)
     for seg in sess.segments:
-        for a, b in zip(seg.calls, seg.calls[1:]):
+        for a, b in zip(seg.calls, seg.calls[1:], strict=False):
             assert prompts[b] == prompts[a] + calls[a].completion_ids + calls[b].bridge_ids
-    for seg, rollout in zip(sess.segments, sess.rollouts()):
+    for seg, rollout in zip(sess.segments, sess.rollouts(), strict=True):
         view, last = rollout.token_view(), seg.calls[-1]
         assert rollout.token_exact and rollout.error is None and rollout.prompt_ids == prompts[seg.calls[0]]
         assert view["prompt_ids"] + view["completion_ids"] == prompts[last] + calls[last].completion_ids
@@ -162,7 +164,7 @@ def check_session(sess, spy, capture, start: int, captured_from: int, route: str
         assert sum(view["env_mask"]) == sum(len(calls[i].completion_ids) for i in seg.calls)  # sampled ids only
     bodies = capture.bodies[captured_from:]
     assert [p.endswith(route) for p, _ in bodies] == [True] * len(calls), [p for p, _ in bodies]
-    for call, (path, body) in zip(calls, bodies):
+    for call, (path, body) in zip(calls, bodies, strict=True):
         assert _squash(recorded_texts(call.request_messages)) == _squash(sent_texts(path, body))
 
 
@@ -182,8 +184,9 @@ def _run(agent_proxy, tmp_path, agent, prompts, session_id, route):
 def test_claude_code_follow_up_continues_its_session_token_exact(agent_proxy, tmp_path):
     mod = _example("claude_code")
     _cli_or_skip(mod.ClaudeCode)
-    agent = mod.ClaudeCode(max_output_tokens=200, system_prompt="You are a helpful assistant. Answer in a few words.",
-                           timeout_s=600)
+    agent = mod.ClaudeCode(
+        max_output_tokens=200, system_prompt="You are a helpful assistant. Answer in a few words.", timeout_s=600
+    )
     sess, outputs = _run(agent_proxy, tmp_path, agent, ["Say hello.", "Now say goodbye."], "claude-code", "/messages")
     results = [json.loads(out.strip().splitlines()[-1]) for out in outputs]
     assert [r["is_error"] for r in results] == [False, False] and results[0]["session_id"] == results[1]["session_id"]
@@ -197,7 +200,9 @@ def test_codex_resume_continues_its_session_token_exact(agent_proxy, tmp_path):
     agent = mod.Codex(system_prompt="You are a helpful assistant. Answer in a few words.", timeout_s=600)
     sess, outputs = _run(agent_proxy, tmp_path, agent, ["Say hello.", "Now say goodbye."], "codex", "/responses")
     events = [json.loads(line) for line in outputs[1].splitlines() if line.startswith("{")]
-    said = [e["item"]["text"] for e in events if e.get("type") == "item.completed" and e["item"]["type"] == "agent_message"]
+    said = [
+        e["item"]["text"] for e in events if e.get("type") == "item.completed" and e["item"]["type"] == "agent_message"
+    ]
     assert said and said[-1].strip() == (sess.calls[-1].reply["content"] or "").strip()
 
 
@@ -205,8 +210,9 @@ def test_codex_resume_continues_its_session_token_exact(agent_proxy, tmp_path):
 def test_opencode_continue_extends_its_session_token_exact(agent_proxy, tmp_path):
     mod = _example("opencode")
     _cli_or_skip(mod.OpenCode)
-    agent = mod.OpenCode(max_output_tokens=64, system_prompt="You are a helpful assistant. Answer in a few words.",
-                         timeout_s=600)
+    agent = mod.OpenCode(
+        max_output_tokens=64, system_prompt="You are a helpful assistant. Answer in a few words.", timeout_s=600
+    )
     sess, _ = _run(agent_proxy, tmp_path, agent, ["Say hello.", "Now say goodbye."], "opencode", "/chat/completions")
     tools = [t["function"]["name"] for t in sess.rollouts()[-1].tools]
     assert tools == ["bash"]  # the example's small build agent
@@ -216,8 +222,14 @@ def test_opencode_continue_extends_its_session_token_exact(agent_proxy, tmp_path
 def test_mini_swe_agent_steps_continue_its_session_token_exact(agent_proxy, tmp_path):
     mod = _example("mini_swe_agent")
     _cli_or_skip(mod.MiniSweAgent)
-    agent = mod.MiniSweAgent(step_limit=2, textbased=True, short_prompts=True, max_output_tokens=96,
-                             system_prompt="You are a helpful assistant that runs shell commands.", timeout_s=600)
+    agent = mod.MiniSweAgent(
+        step_limit=2,
+        textbased=True,
+        short_prompts=True,
+        max_output_tokens=96,
+        system_prompt="You are a helpful assistant that runs shell commands.",
+        timeout_s=600,
+    )
     task = "Run this command:\n```bash\necho hello\n```\nReply with the command in a bash code block."
     sess, _ = _run(agent_proxy, tmp_path, agent, [task], "mini-swe-agent", "/chat/completions")
     assert [s.reason for s in sess.segments] == ["first call"]
@@ -225,7 +237,12 @@ def test_mini_swe_agent_steps_continue_its_session_token_exact(agent_proxy, tmp_
     assert "hello" in observation  # mini ran the model's command and sent its output back
 
 
-AGENT_CLASSES = [("claude_code", "ClaudeCode"), ("codex", "Codex"), ("opencode", "OpenCode"), ("mini_swe_agent", "MiniSweAgent")]
+AGENT_CLASSES = [
+    ("claude_code", "ClaudeCode"),
+    ("codex", "Codex"),
+    ("opencode", "OpenCode"),
+    ("mini_swe_agent", "MiniSweAgent"),
+]
 
 
 @pytest.mark.slow
@@ -234,8 +251,8 @@ AGENT_CLASSES = [("claude_code", "ClaudeCode"), ("codex", "Codex"), ("opencode",
 def test_rollout_func_runs_the_cli_on_a_bundled_swe_task_and_grades_its_diff(module, name, tool_tok, docker_engine):
     """Each example's TRL `rollout_func`: the CLI in a checkout of a bundled SWE task, through its own proxy session;
     the rollout is the session's main segment, token-exact; its reward is the SWE grader's verdict on the diff."""
-    from rollgym.envs.swe import load_bundled_tasks
     from rollgym.engines.transformers_engine import TransformersEngine
+    from rollgym.envs.swe import load_bundled_tasks
     from rollgym.rollouts.proxy import ProxySettings
 
     cls = getattr(_example(module), name)
@@ -243,13 +260,16 @@ def test_rollout_func_runs_the_cli_on_a_bundled_swe_task_and_grades_its_diff(mod
     options = {"step_limit": 2} if name == "MiniSweAgent" else {}
     agent = cls(max_output_tokens=96, timeout_s=600, **options)
     policy = Policy(engine=TransformersEngine("smollm2-135m"), tokenizer=tool_tok)
-    func = _example("cli_agent").make_rollout_func(agent, policy, concurrency=1,
-                                                   settings=ProxySettings(default_max_tokens=96, temperature=0.0))
+    func = _example("cli_agent").make_rollout_func(
+        agent, policy, concurrency=1, settings=ProxySettings(default_max_tokens=96, temperature=0.0)
+    )
     row = load_bundled_tasks()[0].model_dump(mode="json")
     cols = func([json.dumps(row)], None)
     (rollout,), (sess,) = func.last_rollouts, func.last_sessions
     assert rollout.error is None and rollout.token_exact and sess.calls and not sess.errors
-    assert rollout.reward_components["infra_failure"] == 0.0 and cols["reward"] == [rollout.reward_components["resolved"]]
+    assert rollout.reward_components["infra_failure"] == 0.0 and cols["reward"] == [
+        rollout.reward_components["resolved"]
+    ]
     assert task_text(sess.calls[0]) and row["problem_statement"].split("\n")[0] in task_text(sess.calls[0])
     assert cols["completion_ids"][0] == rollout.token_view()["completion_ids"]
 
@@ -274,8 +294,13 @@ def test_claude_code_and_codex_through_the_rollgym_proxy_command(tmp_path):
     _cli_or_skip(codex)
     cli_agent = _example("cli_agent")
     rollgym = str(Path(sys.executable).parent / "rollgym")
-    proc = subprocess.Popen([rollgym, "proxy", "--port", "0", "--api-key", API_KEY, "--temperature", "0", "--max-tokens", "200"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    proc = subprocess.Popen(
+        [rollgym, "proxy", "--port", "0", "--api-key", API_KEY, "--temperature", "0", "--max-tokens", "200"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     try:
         lines, match = [], None
         deadline = time.monotonic() + 180
@@ -285,8 +310,10 @@ def test_claude_code_and_codex_through_the_rollgym_proxy_command(tmp_path):
             match = re.search(r"new sessions: POST (\S+)/sessions", line)
             assert line or proc.poll() is None, "".join(lines)
         root, auth = match.group(1), {"authorization": f"Bearer {API_KEY}"}
-        for sid, agent in (("cc", claude(max_output_tokens=200, system_prompt="Answer in a few words.")),
-                           ("cx", codex(system_prompt="Answer in a few words."))):
+        for sid, agent in (
+            ("cc", claude(max_output_tokens=200, system_prompt="Answer in a few words.")),
+            ("cx", codex(system_prompt="Answer in a few words.")),
+        ):
             base_url = httpx.post(f"{root}/sessions", json={"session_id": sid}, headers=auth).json()["base_url"]
             run = cli_agent.Run(workdir=tmp_path, home=tmp_path / f"home-{sid}", base_url=base_url, api_key=API_KEY)
             asyncio.run(agent.converse(run, ["Say hello.", "Now say goodbye."]))
@@ -296,8 +323,9 @@ def test_claude_code_and_codex_through_the_rollgym_proxy_command(tmp_path):
             assert calls[1]["reused_len"] == calls[0]["prompt_len"] + len(calls[0]["completion_ids"])
             assert calls[1]["prompt_len"] == calls[1]["reused_len"] + len(calls[1]["bridge_ids"])
             (rollout,) = httpx.get(f"{root}/sessions/{sid}/rollouts", headers=auth).json()
-            assert rollout["token_exact"] and [len(t["completion_ids"]) for t in rollout["turns"]] == \
-                [len(c["completion_ids"]) for c in calls]
+            assert rollout["token_exact"] and [len(t["completion_ids"]) for t in rollout["turns"]] == [
+                len(c["completion_ids"]) for c in calls
+            ]
     finally:
         proc.terminate()
         rest = proc.communicate(timeout=30)[0]

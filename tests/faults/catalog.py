@@ -20,16 +20,16 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from rollgym.envs.sandbox import RUN_ID, list_containers, prune
-from rollgym.envs.sandbox.daemon import docker_client
-from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.engines import SamplingParams
 from rollgym.engines.scripted import ScriptedEngine
+from rollgym.envs.sandbox import RUN_ID, list_containers, prune
+from rollgym.envs.sandbox.daemon import docker_client
 from rollgym.limits import Limits
+from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.rollouts.core.output import is_infra_failure, read_rollouts
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.core.records import Rollout
@@ -85,6 +85,7 @@ def _expect(call: int, *needles: str, absent: tuple[str, ...] = ()) -> Callable[
         if missing or present:
             return f"tool result {call}: missing {missing}, unexpected {present}: {text[:300]!r}"
         return None
+
     return check
 
 
@@ -120,38 +121,107 @@ def _kill_when(run_id: str, process: str, label_run_id: str | None = None, delay
 
 
 CASES = [
-    Case("fork bomb", [("bash", {"command": ":(){ :|:& };:", "timeout": 10}), ("bash", {"command": "echo alive"})],
-         check=_expect(1, "alive")),
-    Case("4 GiB memory hog", [("bash", {"command": "python3 -c 'b = bytearray(4 << 30); print(len(b))'"})],
-         check=_expect(0, "exit code: 137")),
-    Case("100 MB output flood", [("bash", {"command": "head -c 100000000 /dev/urandom | base64"})],
-         check=_bounded_output(60_000)),
-    Case("command ignoring SIGTERM", [("bash", {"command": "trap '' TERM; sleep 1000", "timeout": 5})],
-         check=_expect(0, "timed out")),
-    Case("setsid child outliving its command",
-         [("bash", {"command": "setsid sleep 1001 & sleep 1000", "timeout": 3}),
-          ("bash", {"command": "ps -eo args | grep -c '^sleep 100[01]' || true"})],
-         check=_expect(1, "0")),
-    Case("network escape", [("bash", {"command": "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), 3)\" "
-                                                  "2>&1 | tail -1; getent hosts pypi.org || echo no-dns"})],
-         check=_expect(0, "no-dns", absent=("Connected",))),
-    Case("capability and host probe", [("bash", {"command": "ls /var/run/docker.sock 2>&1; mount -t tmpfs x /mnt 2>&1; "
-                                                            "ip link set lo down 2>&1; id -u"})],
-         check=_expect(0, "No such file", "1000")),
-    Case("kill -9 -1", [("bash", {"command": "kill -9 -1"}), ("bash", {"command": "echo back"})], check=_expect(1, "back")),
-    Case("2 GiB file viewed with the editor",
-         [("bash", {"command": "truncate -s 2G big.txt"}), ("str_replace_editor", {"command": "view", "path": "/testbed/big.txt"})],
-         check=_all(_expect(1, "big.txt"), lambda r: None if len(_result(r, 1)) <= 70_000 else "editor output unbounded")),
-    Case("editor on a FIFO", [("bash", {"command": "mkfifo pipe"}), ("str_replace_editor", {"command": "view", "path": "/testbed/pipe"})],
-         check=_expect(1, "not a regular file")),
-    Case("1 GiB file submitted", [("bash", {"command": "head -c 1G /dev/urandom > blob.bin"})],
-         check=_refused_before_grading, slow=True),
-    Case("disk filled past the budget", [("bash", {"command": "head -c 400M /dev/zero > /tmp/fill"})],
-         category="disk", sandbox={"disk_limit": "128m"}),
-    Case("container killed mid-rollout", [("bash", {"command": "sleep 20; echo done"})], category="sandbox", infra=True,
-         inject=lambda run_id: _kill_when(run_id, "sleep 20")),
-    Case("container killed mid-grading", [("bash", {"command": "true"})], category="sandbox", infra=True, clean=0,
-         inject=lambda run_id: _kill_when(run_id, "pytest", label_run_id=RUN_ID, delay_s=0.3)),
+    Case(
+        "fork bomb",
+        [("bash", {"command": ":(){ :|:& };:", "timeout": 10}), ("bash", {"command": "echo alive"})],
+        check=_expect(1, "alive"),
+    ),
+    Case(
+        "4 GiB memory hog",
+        [("bash", {"command": "python3 -c 'b = bytearray(4 << 30); print(len(b))'"})],
+        check=_expect(0, "exit code: 137"),
+    ),
+    Case(
+        "100 MB output flood",
+        [("bash", {"command": "head -c 100000000 /dev/urandom | base64"})],
+        check=_bounded_output(60_000),
+    ),
+    Case(
+        "command ignoring SIGTERM",
+        [("bash", {"command": "trap '' TERM; sleep 1000", "timeout": 5})],
+        check=_expect(0, "timed out"),
+    ),
+    Case(
+        "setsid child outliving its command",
+        [
+            ("bash", {"command": "setsid sleep 1001 & sleep 1000", "timeout": 3}),
+            ("bash", {"command": "ps -eo args | grep -c '^sleep 100[01]' || true"}),
+        ],
+        check=_expect(1, "0"),
+    ),
+    Case(
+        "network escape",
+        [
+            (
+                "bash",
+                {
+                    "command": "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), 3)\" "
+                    "2>&1 | tail -1; getent hosts pypi.org || echo no-dns"
+                },
+            )
+        ],
+        check=_expect(0, "no-dns", absent=("Connected",)),
+    ),
+    Case(
+        "capability and host probe",
+        [
+            (
+                "bash",
+                {
+                    "command": "ls /var/run/docker.sock 2>&1; mount -t tmpfs x /mnt 2>&1; "
+                    "ip link set lo down 2>&1; id -u"
+                },
+            )
+        ],
+        check=_expect(0, "No such file", "1000"),
+    ),
+    Case(
+        "kill -9 -1",
+        [("bash", {"command": "kill -9 -1"}), ("bash", {"command": "echo back"})],
+        check=_expect(1, "back"),
+    ),
+    Case(
+        "2 GiB file viewed with the editor",
+        [
+            ("bash", {"command": "truncate -s 2G big.txt"}),
+            ("str_replace_editor", {"command": "view", "path": "/testbed/big.txt"}),
+        ],
+        check=_all(
+            _expect(1, "big.txt"), lambda r: None if len(_result(r, 1)) <= 70_000 else "editor output unbounded"
+        ),
+    ),
+    Case(
+        "editor on a FIFO",
+        [("bash", {"command": "mkfifo pipe"}), ("str_replace_editor", {"command": "view", "path": "/testbed/pipe"})],
+        check=_expect(1, "not a regular file"),
+    ),
+    Case(
+        "1 GiB file submitted",
+        [("bash", {"command": "head -c 1G /dev/urandom > blob.bin"})],
+        check=_refused_before_grading,
+        slow=True,
+    ),
+    Case(
+        "disk filled past the budget",
+        [("bash", {"command": "head -c 400M /dev/zero > /tmp/fill"})],
+        category="disk",
+        sandbox={"disk_limit": "128m"},
+    ),
+    Case(
+        "container killed mid-rollout",
+        [("bash", {"command": "sleep 20; echo done"})],
+        category="sandbox",
+        infra=True,
+        inject=lambda run_id: _kill_when(run_id, "sleep 20"),
+    ),
+    Case(
+        "container killed mid-grading",
+        [("bash", {"command": "true"})],
+        category="sandbox",
+        infra=True,
+        clean=0,
+        inject=lambda run_id: _kill_when(run_id, "pytest", label_run_id=RUN_ID, delay_s=0.3),
+    ),
 ]
 
 
@@ -174,7 +244,7 @@ def _policy(tool_tok, calls: list[tuple[str, dict]]) -> Policy:
 class _PeakRSS:
     """The largest resident size of this process while the block runs, sampled every 20 ms."""
 
-    def __enter__(self) -> "_PeakRSS":
+    def __enter__(self) -> _PeakRSS:
         self.start = self.peak = self._rss()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -204,10 +274,18 @@ def run_case(case: Case, tool_tok, task: dict) -> Outcome:
     with _PeakRSS() as rss:
         if injector:
             injector.start()
-        rollouts = asyncio.run(run_rollouts(
-            "rollgym/SWE-v0", [task], _policy(tool_tok, case.calls), n=n, concurrency=n,
-            limits=Limits(max_turns=len(case.calls) + 2, max_model_len=8192, timeout_s=case.max_s),
-            sampling=SamplingParams(seed=0), env_kwargs={"sandbox": {"run_id": run_id, **case.sandbox}}))
+        rollouts = asyncio.run(
+            run_rollouts(
+                "rollgym/SWE-v0",
+                [task],
+                _policy(tool_tok, case.calls),
+                n=n,
+                concurrency=n,
+                limits=Limits(max_turns=len(case.calls) + 2, max_model_len=8192, timeout_s=case.max_s),
+                sampling=SamplingParams(seed=0),
+                env_kwargs={"sandbox": {"run_id": run_id, **case.sandbox}},
+            )
+        )
     seconds = time.monotonic() - t0
     if injector:
         injector.join(timeout=5)
@@ -221,8 +299,10 @@ def run_case(case: Case, tool_tok, task: dict) -> Outcome:
     if faulty is not None:
         category = faulty.error.category if faulty.error else None
         if category != case.category:
-            problems.append(f"category {category!r} ({faulty.error.message[:200] if faulty.error else faulty.stop_reason}), "
-                            f"expected {case.category!r}")
+            problems.append(
+                f"category {category!r} ({faulty.error.message[:200] if faulty.error else faulty.stop_reason}), "
+                f"expected {case.category!r}"
+            )
         problem = case.check(faulty) if case.check else None
         if problem:
             problems.append(problem)
@@ -239,14 +319,41 @@ def run_case(case: Case, tool_tok, task: dict) -> Outcome:
     growth = rss.peak - rss.start
     if growth > HOST_MEMORY_BOUND_MB:
         problems.append(f"host process grew by {growth:.0f} MB")
-    return Outcome(case=case.name, seconds=seconds, survived=survived and not problems, clear_error=clear,
-                   attribution_right=attribution, lost=lost, duplicated=duplicated, leaked=leaked,
-                   peak_rss_mb=rss.peak, problems=problems)
+    return Outcome(
+        case=case.name,
+        seconds=seconds,
+        survived=survived and not problems,
+        clear_error=clear,
+        attribution_right=attribution,
+        lost=lost,
+        duplicated=duplicated,
+        leaked=leaked,
+        peak_rss_mb=rss.peak,
+        problems=problems,
+    )
 
 
 # --- signals to `rollgym generate` while SWE sandboxes start ------------------------------------------------
-GENERATE = [sys.executable, "-m", "rollgym.rollouts.cli.app", "generate", "--env", "rollgym/SWE-v0", "--tasks", "bundled",
-            "--num-tasks", "3", "--n", "2", "--concurrency", "6", "--max-turns", "2", "--max-tokens", "16"]
+GENERATE = [
+    sys.executable,
+    "-m",
+    "rollgym.rollouts.cli.app",
+    "generate",
+    "--env",
+    "rollgym/SWE-v0",
+    "--tasks",
+    "bundled",
+    "--num-tasks",
+    "3",
+    "--n",
+    "2",
+    "--concurrency",
+    "6",
+    "--max-turns",
+    "2",
+    "--max-tokens",
+    "16",
+]
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -signal.SIGKILL}
 
 
@@ -259,7 +366,9 @@ def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None, ext
     run_id = f"sig-{sig.name.lower()}-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id}
     problems: list[str] = []
-    proc = subprocess.Popen(GENERATE + [*extra, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(
+        GENERATE + [*extra, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+    )
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not list_containers(run_id=run_id):
         time.sleep(0.05)
@@ -280,7 +389,9 @@ def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None, ext
     leaked = len(list_containers(run_id=run_id))
     path = out / "rollouts.jsonl"
     before = [r.id for r in read_rollouts(path)] if path.exists() else []
-    done = subprocess.run(GENERATE + [*extra, "--out", str(out), "--resume"], capture_output=True, text=True, timeout=900, env=env)
+    done = subprocess.run(
+        GENERATE + [*extra, "--out", str(out), "--resume"], capture_output=True, text=True, timeout=900, env=env
+    )
     if done.returncode != 0:
         problems.append(f"resume exit {done.returncode}: {done.stderr[-500:]}")
     rows = list(read_rollouts(path)) if path.exists() else []
@@ -290,7 +401,15 @@ def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None, ext
     leaked += len(list_containers(run_id=run_id))
     if leaked:
         problems.append(f"{leaked} container(s) left")
-    return Outcome(case=f"{sig.name} to generate{' ' + ' '.join(extra) if extra else ''} while sandboxes start", seconds=seconds, survived=not problems,
-                   clear_error=sig == signal.SIGKILL or "--resume" in output, attribution_right=True,
-                   lost=6 - len(set(keys)), duplicated=len(keys) - len(set(keys)), leaked=leaked, peak_rss_mb=0.0,
-                   problems=problems)
+    return Outcome(
+        case=f"{sig.name} to generate{' ' + ' '.join(extra) if extra else ''} while sandboxes start",
+        seconds=seconds,
+        survived=not problems,
+        clear_error=sig == signal.SIGKILL or "--resume" in output,
+        attribution_right=True,
+        lost=6 - len(set(keys)),
+        duplicated=len(keys) - len(set(keys)),
+        leaked=leaked,
+        peak_rss_mb=0.0,
+        problems=problems,
+    )

@@ -5,7 +5,6 @@ duplicated and no container left. `benchmarks/bench_faults.py` runs the same cas
 from __future__ import annotations
 
 import pytest
-
 from catalog import CASES, run_case
 
 pytestmark = pytest.mark.docker
@@ -21,7 +20,9 @@ def swe_task(docker_engine):
     return task.model_dump(mode="json")
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=[pytest.mark.slow] if c.slow else [], id=c.name) for c in CASES])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, marks=[pytest.mark.slow] if c.slow else [], id=c.name) for c in CASES]
+)
 def test_fault(case, tool_tok, swe_task):
     outcome = run_case(case, tool_tok, swe_task)
     assert outcome.problems == [], outcome.problems

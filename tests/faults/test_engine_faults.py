@@ -10,15 +10,15 @@ import json
 import time
 
 import pytest
-
-from rollgym.envs.builtin.calculator import CalculatorEnv
-from rollgym.rollouts.core.batch import run_rollouts
-from rollgym.engines import SamplingParams
-from rollgym.engines.scripted import ScriptedEngine
 from standins.loopback import LoopbackServer
 from standins.vllm_standin import make_vllm_standin
+
+from rollgym.engines import SamplingParams
+from rollgym.engines.scripted import ScriptedEngine
 from rollgym.engines.vllm_server import VLLMServerEngine
+from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.limits import Limits
+from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.rollouts.core.output import is_infra_failure
 from rollgym.rollouts.core.policy import Policy
 
@@ -28,37 +28,55 @@ TASKS = CalculatorEnv.default_tasks(2)
 
 @pytest.fixture(scope="module")
 def standin(tool_tok):
-    app, control = make_vllm_standin(MODEL, max_model_len=8192, vocab_size=len(tool_tok.hf),
-                                     eos_token_id=tool_tok.end_of_turn_id, tokenizer=tool_tok.hf)
+    app, control = make_vllm_standin(
+        MODEL,
+        max_model_len=8192,
+        vocab_size=len(tool_tok.hf),
+        eos_token_id=tool_tok.end_of_turn_id,
+        tokenizer=tool_tok.hf,
+    )
     with LoopbackServer(app) as server:
         yield server, control
 
 
 def _batch(policy: Policy, limits: Limits | None = None, concurrency: int = 4):
     t0 = time.monotonic()
-    rollouts = asyncio.run(run_rollouts("rollgym/Calculator-v0", TASKS, policy, n=2, concurrency=concurrency,
-                                        limits=limits or Limits(max_turns=2, max_tokens_per_turn=8),
-                                        sampling=SamplingParams(seed=0)))
+    rollouts = asyncio.run(
+        run_rollouts(
+            "rollgym/Calculator-v0",
+            TASKS,
+            policy,
+            n=2,
+            concurrency=concurrency,
+            limits=limits or Limits(max_turns=2, max_tokens_per_turn=8),
+            sampling=SamplingParams(seed=0),
+        )
+    )
     assert len(rollouts) == len({r.key for r in rollouts}) == 4, "a rollout was lost or duplicated"
     return rollouts, time.monotonic() - t0
 
 
-@pytest.mark.parametrize("switch,value,category,says", [
-    ("fail_next", 10_000, "engine", "HTTP 503"),
-    ("nan_logprob", "literal", "engine", "logprob"),
-    ("nan_logprob", "null", "engine", "logprob"),
-    ("drop_last_logprob", True, "engine", "logprob"),
-    ("corrupt_echo", True, "engine", "prompt"),
-    ("finish_reason", "abort", "engine", "abort"),
-    ("delay_s", 30.0, "timeout", "wall-clock limit"),
-], ids=["503", "nan-literal", "nan-null", "missing-logprob", "corrupt-echo", "abort", "hang"])
+@pytest.mark.parametrize(
+    "switch,value,category,says",
+    [
+        ("fail_next", 10_000, "engine", "HTTP 503"),
+        ("nan_logprob", "literal", "engine", "logprob"),
+        ("nan_logprob", "null", "engine", "logprob"),
+        ("drop_last_logprob", True, "engine", "logprob"),
+        ("corrupt_echo", True, "engine", "prompt"),
+        ("finish_reason", "abort", "engine", "abort"),
+        ("delay_s", 30.0, "timeout", "wall-clock limit"),
+    ],
+    ids=["503", "nan-literal", "nan-null", "missing-logprob", "corrupt-echo", "abort", "hang"],
+)
 def test_an_engine_fault_fails_each_rollout_with_its_category(standin, tool_tok, switch, value, category, says):
     server, control = standin
     control.__init__()
     setattr(control, switch, value)
     engine = VLLMServerEngine(f"{server.base_url}/v1", MODEL, max_retries=1, backoff_s=0.01, timeout_s=60)
-    rollouts, took = _batch(Policy(engine=engine, tokenizer=tool_tok),
-                            Limits(max_turns=2, max_tokens_per_turn=8, timeout_s=3))
+    rollouts, took = _batch(
+        Policy(engine=engine, tokenizer=tool_tok), Limits(max_turns=2, max_tokens_per_turn=8, timeout_s=3)
+    )
     assert len(rollouts) == 4
     for r in rollouts:
         assert r.stop_reason in ("error", "timeout") and r.error is not None, r
@@ -72,8 +90,13 @@ def test_the_server_killed_mid_batch_fails_the_rest_as_engine_errors(tool_tok):
     recorded as unreachable-engine errors (infrastructure: a resume runs them again)."""
     import threading
 
-    app, control = make_vllm_standin(MODEL, max_model_len=8192, vocab_size=len(tool_tok.hf),
-                                     eos_token_id=tool_tok.end_of_turn_id, tokenizer=tool_tok.hf)
+    app, control = make_vllm_standin(
+        MODEL,
+        max_model_len=8192,
+        vocab_size=len(tool_tok.hf),
+        eos_token_id=tool_tok.end_of_turn_id,
+        tokenizer=tool_tok.hf,
+    )
     server = LoopbackServer(app).__enter__()
     engine = VLLMServerEngine(f"{server.base_url}/v1", MODEL, max_retries=1, backoff_s=0.01)
     control.delay_s = 0.5
@@ -81,15 +104,21 @@ def test_the_server_killed_mid_batch_fails_the_rest_as_engine_errors(tool_tok):
     rollouts, _ = _batch(Policy(engine=engine, tokenizer=tool_tok), concurrency=1)
     failed = [r for r in rollouts if r.error is not None]
     assert len(failed) >= 3, "the rollouts after the first met no server"
-    assert all(r.error.category == "engine" and "could not reach" in r.error.message for r in failed), [r.error for r in failed]
+    assert all(r.error.category == "engine" and "could not reach" in r.error.message for r in failed), [
+        r.error for r in failed
+    ]
     assert all(is_infra_failure(r) for r in failed)
 
 
-@pytest.mark.parametrize("arguments,says", [
-    ('{"answer": ' + "9" * 5000 + "}", "digits"),
-    ('{"answer": ' + "[" * 5000 + "]" * 5000 + "}", "nest"),
-    ('{"answer": 4', "JSON"),
-], ids=["5000-digit-int", "5000-deep", "truncated-json"])
+@pytest.mark.parametrize(
+    "arguments,says",
+    [
+        ('{"answer": ' + "9" * 5000 + "}", "digits"),
+        ('{"answer": ' + "[" * 5000 + "]" * 5000 + "}", "nest"),
+        ('{"answer": 4', "JSON"),
+    ],
+    ids=["5000-digit-int", "5000-deep", "truncated-json"],
+)
 def test_a_malformed_tool_call_is_told_to_the_model_and_the_episode_goes_on(tool_tok, arguments, says):
     answers = {t["question"]: t["answer"] for t in TASKS}
 
@@ -99,10 +128,16 @@ def test_a_malformed_tool_call_is_told_to_the_model_and_the_episode_goes_on(tool
             body = '<tool_call>\n{"name": "submit", "arguments": ' + arguments + "}\n</tool_call>"
         else:
             question = next(q for q in answers if q in text)
-            body = "<tool_call>\n" + json.dumps({"name": "submit", "arguments": {"answer": answers[question]}}) + "\n</tool_call>"
+            body = (
+                "<tool_call>\n"
+                + json.dumps({"name": "submit", "arguments": {"answer": answers[question]}})
+                + "\n</tool_call>"
+            )
         return tool_tok.encode(body) + [tool_tok.end_of_turn_id]
 
-    rollouts, _ = _batch(Policy(engine=ScriptedEngine(reply), tokenizer=tool_tok), Limits(max_turns=3, max_tokens_per_turn=16384))
+    rollouts, _ = _batch(
+        Policy(engine=ScriptedEngine(reply), tokenizer=tool_tok), Limits(max_turns=3, max_tokens_per_turn=16384)
+    )
     for r in rollouts:
         assert r.error is None, r.error
         assert r.reward == 1.0 and len(r.turns) == 2

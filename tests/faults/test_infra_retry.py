@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
-from rollgym.engines.default_model import smollm2_dir
 from standins.loopback import LoopbackServer
 from standins.vllm_standin import make_vllm_standin
-from rollgym.rollouts.cli.generate import run_generate
-from rollgym.limits import Limits
+
 from rollgym.engines import SamplingParams
+from rollgym.engines.default_model import smollm2_dir
+from rollgym.limits import Limits
+from rollgym.rollouts.cli.generate import run_generate
 from rollgym.rollouts.core.output import RETRIED_FILE, RolloutWriter, is_infra_failure, read_rollouts
 from rollgym.rollouts.core.records import ErrorRecord, Rollout
 
@@ -26,8 +26,9 @@ def standin():
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
-    app, control = make_vllm_standin(MODEL, max_model_len=2048, vocab_size=len(tok), eos_token_id=tok.eos_token_id,
-                                     tokenizer=tok)
+    app, control = make_vllm_standin(
+        MODEL, max_model_len=2048, vocab_size=len(tok), eos_token_id=tok.eos_token_id, tokenizer=tok
+    )
     with LoopbackServer(app) as server:
         yield server, control
 
@@ -38,10 +39,20 @@ def _said(capfd) -> str:
 
 
 def _run(server, out, **kw) -> int:
-    return run_generate(env="rollgym/Calculator-v0", tasks=None, model=f"vllm:{server.base_url}/v1#{MODEL}", n=2,
-                        concurrency=4, out=str(out), num_tasks=2, limits=Limits(max_turns=1, max_tokens_per_turn=8),
-                        sampling=SamplingParams(seed=1), tokenizer=str(smollm2_dir()),
-                        engine_kwargs={"max_retries": 0}, **kw)
+    return run_generate(
+        env="rollgym/Calculator-v0",
+        tasks=None,
+        model=f"vllm:{server.base_url}/v1#{MODEL}",
+        n=2,
+        concurrency=4,
+        out=str(out),
+        num_tasks=2,
+        limits=Limits(max_turns=1, max_tokens_per_turn=8),
+        sampling=SamplingParams(seed=1),
+        tokenizer=str(smollm2_dir()),
+        engine_kwargs={"max_retries": 0},
+        **kw,
+    )
 
 
 def test_a_run_that_only_failed_on_the_engine_exits_1_and_resume_runs_it_again(standin, tmp_path, capfd):
@@ -84,8 +95,10 @@ def test_partial_engine_failures_exit_0_and_say_how_to_rerun(standin, tmp_path, 
 
 def test_only_infrastructure_categories_are_set_aside(tmp_path):
     """The agent's failures, the environment's and timeouts are results: resume keeps them."""
-    rows = [Rollout(task_id=f"t{i}", stop_reason="error", error=ErrorRecord(category=c, type="X", message="m"))
-            for i, c in enumerate(["engine", "sandbox", "internal", "agent", "environment", "timeout", "tokenization"])]
+    rows = [
+        Rollout(task_id=f"t{i}", stop_reason="error", error=ErrorRecord(category=c, type="X", message="m"))
+        for i, c in enumerate(["engine", "sandbox", "internal", "agent", "environment", "timeout", "tokenization"])
+    ]
     rows.append(Rollout(task_id="ok"))
     writer = RolloutWriter(tmp_path)
     for r in rows:

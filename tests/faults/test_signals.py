@@ -7,15 +7,16 @@ from __future__ import annotations
 import signal
 
 import pytest
-
 from catalog import run_signal_case
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-@pytest.mark.parametrize("sig,seed", [(signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGKILL, None),
-                                      (signal.SIGTERM, 1)],
-                         ids=["SIGINT", "SIGTERM", "SIGKILL", "SIGTERM-later"])
+@pytest.mark.parametrize(
+    "sig,seed",
+    [(signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGKILL, None), (signal.SIGTERM, 1)],
+    ids=["SIGINT", "SIGTERM", "SIGKILL", "SIGTERM-later"],
+)
 def test_a_signal_while_sandboxes_start_leaves_no_container_and_resume_completes(docker_engine, tmp_path, sig, seed):
     """At once when the first container exists (others are being created), or at a drawn point up to 3 s later."""
     outcome = run_signal_case(sig, tmp_path / "run", seed)

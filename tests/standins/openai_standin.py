@@ -65,7 +65,11 @@ def make_openai_standin(models: tuple[str, ...] = ("gpt-4o-mini",)) -> tuple[Fas
         if body.get("tools") and text.startswith("call "):
             _, name, args = text.split(" ", 2)
             message["tool_calls"] = [
-                {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function", "function": {"name": name, "arguments": args}}
+                {
+                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": args},
+                }
             ]
             finish, words = "tool_calls", [name]
         else:
@@ -81,11 +85,14 @@ def make_openai_standin(models: tuple[str, ...] = ("gpt-4o-mini",)) -> tuple[Fas
                 "created": int(time.time()),
                 "model": body["model"],
                 "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(words), "total_tokens": prompt_tokens + len(words)},
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": len(words),
+                    "total_tokens": prompt_tokens + len(words),
+                },
                 "system_fingerprint": "fp_standin",
                 "service_tier": "default",
             }
         )
 
     return app, control
-

@@ -31,8 +31,9 @@ import json
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -86,7 +87,10 @@ def _error(status: int, message: str, err_type: str = "BadRequestError", param: 
 def _validation_error(exc: ValidationError) -> JSONResponse:
     """vLLM 0.32's answer to a body that fails its pydantic model: FastAPI's loc joined with dots."""
     errors = exc.errors(include_url=False)
-    lines = [f"  {{'type': {e['type']!r}, 'loc': {'.'.join(['body', *map(str, e['loc'])])!r}, 'msg': {e['msg']!r}}}" for e in errors]
+    lines = [
+        f"  {{'type': {e['type']!r}, 'loc': {'.'.join(['body', *map(str, e['loc'])])!r}, 'msg': {e['msg']!r}}}"
+        for e in errors
+    ]
     first = errors[0]["loc"] if errors else ()
     # vLLM names the failing element of the ids list (body.prompt.N), not the union branch pydantic tried.
     path = [str(p) for p in first if not str(p).startswith(("list[", "str"))]
@@ -116,34 +120,56 @@ def _sample(prompt: list[int], req: CompletionRequest, vocab_size: int, eos_toke
 def _context_problem(prompt_len: int, max_tokens: int, max_model_len: int) -> JSONResponse | int:
     """vLLM 0.32's context rules: the 400 it answers, or the (clamped) number of tokens to sample."""
     if max_tokens > max_model_len:
-        return _error(400, f"max_tokens={max_tokens} cannot be greater than max_model_len={max_model_len}. Please request "
-                           f"fewer output tokens. (parameter=max_tokens, value={max_tokens})", param="max_tokens")
+        return _error(
+            400,
+            f"max_tokens={max_tokens} cannot be greater than max_model_len={max_model_len}. Please request "
+            f"fewer output tokens. (parameter=max_tokens, value={max_tokens})",
+            param="max_tokens",
+        )
     if prompt_len > max_model_len:
-        return _error(400, f"This model's maximum context length is {max_model_len} tokens. However, your prompt contains "
-                           f"{prompt_len} input tokens, which exceeds this limit even without any output tokens. Please "
-                           f"reduce the length of the input prompt. (parameter=input_tokens, value={prompt_len})",
-                      param="input_tokens")
+        return _error(
+            400,
+            f"This model's maximum context length is {max_model_len} tokens. However, your prompt contains "
+            f"{prompt_len} input tokens, which exceeds this limit even without any output tokens. Please "
+            f"reduce the length of the input prompt. (parameter=input_tokens, value={prompt_len})",
+            param="input_tokens",
+        )
     clamped = min(max_tokens, max_model_len - prompt_len)
     if clamped < 1:
-        return _error(400, f"max_tokens must be at least 1, got {clamped}. (parameter=max_tokens, value={clamped})",
-                      param="max_tokens")
+        return _error(
+            400,
+            f"max_tokens must be at least 1, got {clamped}. (parameter=max_tokens, value={clamped})",
+            param="max_tokens",
+        )
     return clamped
 
 
 def make_vllm_standin(
-    model: str = "standin/model", *, max_model_len: int = 4096, vocab_size: int = 32000, eos_token_id: int = 2,
+    model: str = "standin/model",
+    *,
+    max_model_len: int = 4096,
+    vocab_size: int = 32000,
+    eos_token_id: int = 2,
     tokenizer: Any = None,
 ) -> tuple[FastAPI, StandinControl]:
     """Build the stand-in app and the control object its tests use (`tokenizer`: anything with `.decode(ids)`)."""
     app = FastAPI()
     control = StandinControl()
-    decode: Callable[[list[int]], str] = tokenizer.decode if tokenizer is not None else (lambda ids: "".join(f" w{i}" for i in ids))
+    decode: Callable[[list[int]], str] = (
+        tokenizer.decode if tokenizer is not None else (lambda ids: "".join(f" w{i}" for i in ids))
+    )
 
     @app.get("/v1/models")
     async def models() -> JSONResponse:
         card = {
-            "id": model, "object": "model", "created": int(time.time()), "owned_by": "vllm",
-            "root": model, "parent": None, "max_model_len": max_model_len, "permission": [],
+            "id": model,
+            "object": "model",
+            "created": int(time.time()),
+            "owned_by": "vllm",
+            "root": model,
+            "parent": None,
+            "max_model_len": max_model_len,
+            "permission": [],
         }
         return JSONResponse({"object": "list", "data": [card]})
 
@@ -167,15 +193,21 @@ def make_vllm_standin(
                 "text_offset": [sum(len(tok) for tok in tokens[:i]) for i in range(len(tokens))],
                 "token_logprobs": token_lps,
                 "tokens": tokens,
-                "top_logprobs": [{tok: lp} for tok, lp in zip(tokens, lps)],
+                "top_logprobs": [{tok: lp} for tok, lp in zip(tokens, lps, strict=True)],
             }
         echo = list(prompt)
         if control.corrupt_echo:
             echo[0] = (echo[0] + 1) % vocab_size
         return {
-            "index": index, "text": decode(shown), "logprobs": logprobs_obj, "finish_reason": finish,
-            "stop_reason": stop_reason, "token_ids": ids if req.return_token_ids else None, "prompt_logprobs": None,
-            "prompt_token_ids": echo if req.return_token_ids else None, "routed_experts": None,
+            "index": index,
+            "text": decode(shown),
+            "logprobs": logprobs_obj,
+            "finish_reason": finish,
+            "stop_reason": stop_reason,
+            "token_ids": ids if req.return_token_ids else None,
+            "prompt_logprobs": None,
+            "prompt_token_ids": echo if req.return_token_ids else None,
+            "routed_experts": None,
         }, len(ids)
 
     @app.post("/v1/completions")
@@ -196,7 +228,9 @@ def make_vllm_standin(
         if req.prompt == []:
             return _error(400, "You must pass at least one prompt")
         if not req.prompt:
-            return _error(400, "Either prompt or prompt_embeds must be provided and non-empty. (parameter=prompt)", param="prompt")
+            return _error(
+                400, "Either prompt or prompt_embeds must be provided and non-empty. (parameter=prompt)", param="prompt"
+            )
         prompts = req.prompt if isinstance(req.prompt[0], list) else [req.prompt]
         if not all(isinstance(t, int) for p in prompts for t in p):
             return _error(400, "stand-in: only token-id prompts are supported", param="prompt")
@@ -214,11 +248,23 @@ def make_vllm_standin(
             completion_tokens += sampled
         prompt_tokens = sum(len(p) for p in prompts)
         body = {
-            "id": f"cmpl-{uuid.uuid4().hex[:16]}", "object": "text_completion", "created": int(time.time()), "model": model,
-            "choices": choices, "service_tier": None, "system_fingerprint": FINGERPRINT,
-            "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
-                      "completion_tokens": completion_tokens, "prompt_tokens_details": None, "completion_tokens_details": None},
-            "kv_transfer_params": None, "ec_transfer_params": None, "metrics": None,
+            "id": f"cmpl-{uuid.uuid4().hex[:16]}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": choices,
+            "service_tier": None,
+            "system_fingerprint": FINGERPRINT,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "completion_tokens": completion_tokens,
+                "prompt_tokens_details": None,
+                "completion_tokens_details": None,
+            },
+            "kv_transfer_params": None,
+            "ec_transfer_params": None,
+            "metrics": None,
         }
         # json.dumps(allow_nan=True) writes a bare NaN token, which some servers emit; JSONResponse refuses NaN.
         return Response(json.dumps(body, allow_nan=True), media_type="application/json")

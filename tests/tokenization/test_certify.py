@@ -1,8 +1,8 @@
 """Certification of every shipped (vocabulary, template) pair, and refusal of broken pairs."""
 
 import pytest
-
 from support import TEMPLATES, VOCABS, paired_tokenizer, template_text
+
 from rollgym.tokenization import CertificationError, ChatTokenizer, UnsupportedFeatureError
 from rollgym.tokenization.certify import PROBES
 
@@ -63,8 +63,10 @@ def test_missing_end_of_turn_token_is_refused(hf_tokenizers):
 
 def test_history_dependent_template_fails_with_probe_name(hf_tokenizers):
     """A template that numbers messages renders bridges differently in context: certification must fail."""
-    numbered = template_text("qwen2_5").replace("'<|im_start|>' + message.role + '\\n' + message.content",
-                                                "'<|im_start|>' + message.role + '\\n' + loop.index|string + message.content")
+    numbered = template_text("qwen2_5").replace(
+        "'<|im_start|>' + message.role + '\\n' + message.content",
+        "'<|im_start|>' + message.role + '\\n' + loop.index|string + message.content",
+    )
     assert numbered != template_text("qwen2_5")
     tok = ChatTokenizer(paired_tokenizer(hf_tokenizers["qwen"], "qwen2_5"), chat_template=numbered)
     with pytest.raises(CertificationError) as info:

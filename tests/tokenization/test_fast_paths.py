@@ -4,10 +4,10 @@
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
-
 from strategies import LOOKALIKES, conversations, env_text
 from support import TEMPLATE_SPECIALS, TEMPLATES, VOCABS
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
 from rollgym.tokenization import ChatTokenizer
 from rollgym.tokenization.certify import TOOLS
 from rollgym.tokenization.messages import normalize_for_template
@@ -18,8 +18,14 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(H
 
 
 def reference_render(tok: ChatTokenizer, conv, tools, gen, **kwargs) -> str:
-    return tok.hf.apply_chat_template(normalize_for_template(conv), tools=tools, chat_template=tok.template,
-                                      tokenize=False, add_generation_prompt=gen, **kwargs)
+    return tok.hf.apply_chat_template(
+        normalize_for_template(conv),
+        tools=tools,
+        chat_template=tok.template,
+        tokenize=False,
+        add_generation_prompt=gen,
+        **kwargs,
+    )
 
 
 @pytest.mark.parametrize("vocab", VOCABS)
@@ -32,8 +38,11 @@ def test_renderer_matches_apply_chat_template(chat_tokenizers, vocab, template):
     options = [{}, {"enable_thinking": False}] if tok.has_reasoning else [{}]
 
     @SETTINGS
-    @given(conv=conversations(max_calls, tok.has_reasoning, tools is not None), gen=st.booleans(),
-           kwargs=st.sampled_from(options))
+    @given(
+        conv=conversations(max_calls, tok.has_reasoning, tools is not None),
+        gen=st.booleans(),
+        kwargs=st.sampled_from(options),
+    )
     def check(conv, gen, kwargs):
         assert tok.render(conv, tools, gen, **kwargs) == reference_render(tok, conv, tools, gen, **kwargs)
 
@@ -42,7 +51,10 @@ def test_renderer_matches_apply_chat_template(chat_tokenizers, vocab, template):
 
 def test_renderer_drops_none_fields_and_rejects_like_the_template(chat_tokenizers):
     tok = chat_tokenizers[("qwen", "qwen2_5")]
-    conv = [{"role": "user", "content": "hi", "name": None}, {"role": "assistant", "content": None, "reasoning_content": None}]
+    conv = [
+        {"role": "user", "content": "hi", "name": None},
+        {"role": "assistant", "content": None, "reasoning_content": None},
+    ]
     assert tok.render(conv) == reference_render(tok, conv, None, False)
     gemma = chat_tokenizers[("qwen", "gemma3")]
     from rollgym.tokenization import TemplateError

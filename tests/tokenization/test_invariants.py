@@ -7,10 +7,11 @@ bridge must still equal the template's own rendering of its messages in their re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-
 from strategies import conversations
 from support import TEMPLATES, VOCABS
+
 from rollgym.tokenization.certify import TOOLS, replay
+
 
 @pytest.mark.parametrize("vocab", VOCABS)
 @pytest.mark.parametrize("template", TEMPLATES)

@@ -6,20 +6,27 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from support import TEMPLATES, VOCABS
+
 from rollgym.tokenization.certify import TOOLS, _canonical_completion
 from rollgym.tokenization.parsers import detect_parser, make_parser, split_reasoning
 from rollgym.tokenization.parsers.base import tool_call_blocks
 
-CALLS = [("get_weather", {"city": "Paris", "metric": True}),
-         ("search", {"query": "rust borrow checker", "limit": 3, "filters": {"safe": False, "ids": [1, 2]}})]
+CALLS = [
+    ("get_weather", {"city": "Paris", "metric": True}),
+    ("search", {"query": "rust borrow checker", "limit": 3, "filters": {"safe": False, "ids": [1, 2]}}),
+]
 
 
 def _assistant(calls, content="", reasoning=None):
-    msg = {"role": "assistant", "content": content, "tool_calls": [
-        {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-        for i, (n, a) in enumerate(calls)]}
+    msg = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, (n, a) in enumerate(calls)
+        ],
+    }
     if reasoning:
         msg["reasoning_content"] = reasoning
     return msg
@@ -32,8 +39,11 @@ def test_rendered_tool_calls_parse_back(chat_tokenizers, vocab, template):
     tok = chat_tokenizers[(vocab, template)]
     calls = CALLS[:1] if template == "llama3_1" else CALLS  # Llama 3.1 allows one call per turn
     reasoning = "Let me check." if tok.has_reasoning else None
-    conv = [{"role": "user", "content": "Weather and search, please."}, _assistant(calls, reasoning=reasoning),
-            {"role": "tool", "tool_call_id": "call_0", "name": calls[0][0], "content": "ok"}]
+    conv = [
+        {"role": "user", "content": "Weather and search, please."},
+        _assistant(calls, reasoning=reasoning),
+        {"role": "tool", "tool_call_id": "call_0", "name": calls[0][0], "content": "ok"},
+    ]
     text = _canonical_completion(tok, conv, 1, TOOLS, {})
     parsed = tok.parse_completion(tok.encode(text), TOOLS)
     assert parsed.errors == []
@@ -49,22 +59,34 @@ def test_detects_format_of_each_template():
     from support import template_text
 
     assert {t: detect_parser(template_text(t)) for t in TEMPLATES} == {
-        "qwen2_5": "hermes", "qwen3": "hermes", "qwen3_5_think": "xml_function", "llama3_1": "llama_json",
-        "glm4moe": "glm", "gemma3": None}
+        "qwen2_5": "hermes",
+        "qwen3": "hermes",
+        "qwen3_5_think": "xml_function",
+        "llama3_1": "llama_json",
+        "glm4moe": "glm",
+        "gemma3": None,
+    }
 
 
-@pytest.mark.parametrize("parser,text,message", [
-    ("hermes", '<tool_call>\n{"name": "add", "arguments": {"a": 1,}}\n</tool_call>', "not valid JSON"),
-    ("hermes", '<tool_call>\n{"arguments": {}}\n</tool_call>', "no 'name'"),
-    ("hermes", '<tool_call>\n["add"]\n</tool_call>', "JSON object"),
-    ("hermes", '<tool_call>\n{"name": "add", "arguments": [1]}\n</tool_call>', "must be a JSON object"),
-    ("hermes", '<tool_call>\n{"name": "add", "arguments": {"a": 1}}', "unterminated"),
-    ("xml_function", "<tool_call>\n<function=add>\n<parameter=a>\n1\n</parameter>\n</tool_call>", "expected <function=NAME>"),
-    ("xml_function", "<tool_call>\n<function=add>\nstray text\n</function>\n</tool_call>", "outside <parameter"),
-    ("glm", "<tool_call>\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>", "function name"),
-    ("glm", "<tool_call>add\n<arg_key>a</arg_key>oops</tool_call>", "outside <arg_key>"),
-    ("llama_json", '{"name": "add", "parameters": {"a": 1', "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "parser,text,message",
+    [
+        ("hermes", '<tool_call>\n{"name": "add", "arguments": {"a": 1,}}\n</tool_call>', "not valid JSON"),
+        ("hermes", '<tool_call>\n{"arguments": {}}\n</tool_call>', "no 'name'"),
+        ("hermes", '<tool_call>\n["add"]\n</tool_call>', "JSON object"),
+        ("hermes", '<tool_call>\n{"name": "add", "arguments": [1]}\n</tool_call>', "must be a JSON object"),
+        ("hermes", '<tool_call>\n{"name": "add", "arguments": {"a": 1}}', "unterminated"),
+        (
+            "xml_function",
+            "<tool_call>\n<function=add>\n<parameter=a>\n1\n</parameter>\n</tool_call>",
+            "expected <function=NAME>",
+        ),
+        ("xml_function", "<tool_call>\n<function=add>\nstray text\n</function>\n</tool_call>", "outside <parameter"),
+        ("glm", "<tool_call>\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>", "function name"),
+        ("glm", "<tool_call>add\n<arg_key>a</arg_key>oops</tool_call>", "outside <arg_key>"),
+        ("llama_json", '{"name": "add", "parameters": {"a": 1', "not valid JSON"),
+    ],
+)
 def test_malformed_calls_are_errors_not_exceptions(parser, text, message):
     parsed = make_parser(parser).parse(text)
     assert parsed.calls == [] and len(parsed.errors) == 1
@@ -73,8 +95,10 @@ def test_malformed_calls_are_errors_not_exceptions(parser, text, message):
 
 def test_good_and_bad_calls_in_one_turn_keep_the_good_one(chat_tokenizers):
     tok = chat_tokenizers[("qwen", "qwen2_5")]
-    text = ('I will add.\n<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>\n'
-            '<tool_call>\n{"name": "add", "arguments": {"a": 1 "b": 2}}\n</tool_call>')
+    text = (
+        'I will add.\n<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "add", "arguments": {"a": 1 "b": 2}}\n</tool_call>'
+    )
     parsed = tok.parse_completion(tok.encode(text) + [tok.end_of_turn_id])
     assert parsed.message["content"] == "I will add."
     assert [c["function"]["name"] for c in parsed.tool_calls] == ["add"]
@@ -89,8 +113,18 @@ def test_plain_answer_has_no_tool_calls(chat_tokenizers):
 
 
 def test_xml_and_glm_values_follow_the_schema():
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
-        "s": {"type": "string"}, "n": {"type": "integer"}, "b": {"type": "boolean"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"s": {"type": "string"}, "n": {"type": "integer"}, "b": {"type": "boolean"}},
+                },
+            },
+        }
+    ]
     xml = "<tool_call>\n<function=f>\n<parameter=s>\n123\n</parameter>\n<parameter=n>\n123\n</parameter>\n<parameter=b>\ntrue\n</parameter>\n</function>\n</tool_call>"
     glm = "<tool_call>f\n<arg_key>s</arg_key>\n<arg_value>123</arg_value>\n<arg_key>n</arg_key>\n<arg_value>123</arg_value>\n<arg_key>b</arg_key>\n<arg_value>true</arg_value>\n</tool_call>"
     for parser, text in (("xml_function", xml), ("glm", glm)):
@@ -98,12 +132,15 @@ def test_xml_and_glm_values_follow_the_schema():
         assert parsed.calls == [("f", {"s": "123", "n": 123, "b": True})]
 
 
-@pytest.mark.parametrize("text,reasoning,content", [
-    ("<think>\nplan\n</think>\n\nanswer", "plan", "answer"),
-    ("plan\n</think>\n\nanswer", "plan", "answer"),  # generation prompt already opened <think>
-    ("<think>\nunfinished plan", "unfinished plan", ""),  # truncated inside reasoning
-    ("just an answer", None, "just an answer"),
-])
+@pytest.mark.parametrize(
+    "text,reasoning,content",
+    [
+        ("<think>\nplan\n</think>\n\nanswer", "plan", "answer"),
+        ("plan\n</think>\n\nanswer", "plan", "answer"),  # generation prompt already opened <think>
+        ("<think>\nunfinished plan", "unfinished plan", ""),  # truncated inside reasoning
+        ("just an answer", None, "just an answer"),
+    ],
+)
 def test_reasoning_split(text, reasoning, content):
     assert split_reasoning(text) == (reasoning, content)
 
@@ -125,7 +162,11 @@ def _blocks_by_regex(text):
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(["<tool_call>", "</tool_call>", "\n", " ", "x", '{"a": 1}', "<", "tool_call>"]), max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(["<tool_call>", "</tool_call>", "\n", " ", "x", '{"a": 1}', "<", "tool_call>"]), max_size=12
+    )
+)
 def test_tool_call_blocks_match_the_regular_grammar(pieces):
     """The scanner cuts blocks exactly where `<tool_call>(.*?)(</tool_call>|$)` does (nested, unterminated, trailing newline)."""
     text = "".join(pieces)

@@ -7,9 +7,9 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from strategies import env_text
 from support import TEMPLATES, VOCABS
+
 from rollgym.tokenization import ChatTokenizer
 from rollgym.tokenization.certify import TOOLS
 
@@ -58,7 +58,7 @@ def test_recipes_give_the_full_renders_text_and_ids(chat_tokenizers, vocab, temp
     def check(reply, kwargs):
         try:
             expected = reference._closing(reply, None, kwargs)
-        except Exception as exc:  # the template refuses this conversation: so must the recipe path
+        except Exception as exc:  # noqa: BLE001 - the template refuses this conversation: so must the recipe path
             with pytest.raises(type(exc)):
                 tok._closing(reply, None, kwargs)
             return
@@ -77,14 +77,20 @@ def test_prompt_recipes_give_the_full_renders_ids(chat_tokenizers, vocab, templa
     options = [{}, {"enable_thinking": False}] if tok.has_reasoning else [{}]
 
     @SETTINGS
-    @given(system=st.none() | contents(tok.template), user=contents(tok.template), with_tools=st.booleans(),
-           kwargs=st.sampled_from(options))
+    @given(
+        system=st.none() | contents(tok.template),
+        user=contents(tok.template),
+        with_tools=st.booleans(),
+        kwargs=st.sampled_from(options),
+    )
     def check(system, user, with_tools, kwargs):
-        messages = ([{"role": "system", "content": system}] if system is not None else []) + [{"role": "user", "content": user}]
+        messages = ([{"role": "system", "content": system}] if system is not None else []) + [
+            {"role": "user", "content": user}
+        ]
         chosen = tools if with_tools else None
         try:
             expected = reference.start(messages, chosen, **kwargs).prompt_ids
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever the reference raises, the recipe path must raise too
             with pytest.raises(type(exc)):
                 tok.start(messages, chosen, **kwargs)
             return
@@ -117,9 +123,13 @@ def test_glm_nothink_is_seen_through_its_macro(chat_tokenizers):
     tok = chat_tokenizers[("qwen", "glm4moe")]
     for content in ["go on", "go on /nothink"]:
         reply = [{"role": "user", "content": content}]
-        assert tok._closing(reply, None, {"enable_thinking": False}) == \
-            without_recipes(tok)._closing(reply, None, {"enable_thinking": False})
-    assert tok._closing([{"role": "user", "content": "x /nothink"}], None, {"enable_thinking": False})[1].count("/nothink") == 1
+        assert tok._closing(reply, None, {"enable_thinking": False}) == without_recipes(tok)._closing(
+            reply, None, {"enable_thinking": False}
+        )
+    assert (
+        tok._closing([{"role": "user", "content": "x /nothink"}], None, {"enable_thinking": False})[1].count("/nothink")
+        == 1
+    )
 
 
 def test_which_shipped_shapes_compile(chat_tokenizers):
@@ -141,9 +151,11 @@ def test_which_shipped_shapes_compile(chat_tokenizers):
     assert "renders field value" in status("qwen3_5_think", tool)  # a trim after a macro: only a probe sees it
 
 
-BASE = ("{%- for message in messages %}{{ '<|im_start|>' + message.role + '\\n' }}"
-        "{%- if message.role == 'tool' %}FIELD{%- else %}{{ message.content }}{%- endif %}{{ '<|im_end|>\\n' }}"
-        "{%- endfor %}{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}")
+BASE = (
+    "{%- for message in messages %}{{ '<|im_start|>' + message.role + '\\n' }}"
+    "{%- if message.role == 'tool' %}FIELD{%- else %}{{ message.content }}{%- endif %}{{ '<|im_end|>\\n' }}"
+    "{%- endfor %}{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}"
+)
 
 
 def template_with(field: str) -> str:
@@ -230,5 +242,5 @@ def test_non_text_fields_are_rendered_in_full(chat_tokenizers):
 def outcome(tok, messages):
     try:
         return tok._closing(messages, None, {})
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the outcome compared is the error itself
         return type(exc).__name__, str(exc)

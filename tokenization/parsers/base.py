@@ -98,7 +98,9 @@ def tool_call_blocks(text: str) -> tuple[ParsedToolCalls, list[tuple[int, str]]]
         end = text.find(_CLOSE, body_start)
         if end < 0:
             raw = text[body_start:].removesuffix("\n")
-            result.errors.append(ToolCallParseError(index=index, raw=raw, message="unterminated <tool_call>: missing </tool_call>"))
+            result.errors.append(
+                ToolCallParseError(index=index, raw=raw, message="unterminated <tool_call>: missing </tool_call>")
+            )
             break
         blocks.append((index, text[body_start:end]))
         index += 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, load_json, snippet, tool_call_blocks
 
 
@@ -10,9 +9,13 @@ def parse_json_call(body: str, index: int, args_keys=("arguments", "parameters")
     """Parse one JSON tool call object; return ((name, args), None) or (None, error)."""
     obj, problem = load_json(body)
     if problem:
-        return None, ToolCallParseError(index=index, raw=body, message=f"tool call is not valid JSON ({problem}): {snippet(body)}")
+        return None, ToolCallParseError(
+            index=index, raw=body, message=f"tool call is not valid JSON ({problem}): {snippet(body)}"
+        )
     if not isinstance(obj, dict):
-        return None, ToolCallParseError(index=index, raw=body, message="tool call must be a JSON object with 'name' and 'arguments'")
+        return None, ToolCallParseError(
+            index=index, raw=body, message="tool call must be a JSON object with 'name' and 'arguments'"
+        )
     name = obj.get("name")
     if not isinstance(name, str) or not name:
         return None, ToolCallParseError(index=index, raw=body, message="tool call has no 'name' string")
@@ -20,9 +23,13 @@ def parse_json_call(body: str, index: int, args_keys=("arguments", "parameters")
     if isinstance(args, str):
         args, problem = load_json(args) if args.strip() else ({}, None)
         if problem:
-            return None, ToolCallParseError(index=index, raw=body, message=f"'arguments' of {name} is a string that is not JSON ({problem})")
+            return None, ToolCallParseError(
+                index=index, raw=body, message=f"'arguments' of {name} is a string that is not JSON ({problem})"
+            )
     if not isinstance(args, dict):
-        return None, ToolCallParseError(index=index, raw=body, message=f"'arguments' of {name} must be a JSON object, got {type(args).__name__}")
+        return None, ToolCallParseError(
+            index=index, raw=body, message=f"'arguments' of {name} must be a JSON object, got {type(args).__name__}"
+        )
     return (name, args), None
 
 
@@ -38,5 +45,6 @@ class HermesParser:
             if err:
                 result.errors.append(err)
             else:
+                assert call is not None  # parse_json_call returns a call or an error
                 result.calls.append(call)
         return result

@@ -16,7 +16,7 @@ class LlamaJSONParser:
     def parse(self, text: str, tools: list[dict] | None = None) -> ParsedToolCalls:
         body = text.strip()
         if body.startswith("<|python_tag|>"):
-            body = body[len("<|python_tag|>"):].strip()
+            body = body[len("<|python_tag|>") :].strip()
         if not body.startswith("{") or '"name"' not in body:
             return ParsedToolCalls(content=text.strip())
         result = ParsedToolCalls(content="")
@@ -32,6 +32,7 @@ class LlamaJSONParser:
             if err:
                 result.errors.append(err)
             else:
+                assert call is not None  # parse_json_call returns a call or an error
                 result.calls.append(call)
             index += 1
             pos = end

@@ -13,9 +13,9 @@ def split_reasoning(text: str, open_tag: str = "<think>", close_tag: str = "</th
     if close >= 0:
         head = text[:close]
         opened = head.find(open_tag)
-        reasoning = head[opened + len(open_tag):] if opened >= 0 else head
-        return reasoning.strip("\n"), text[close + len(close_tag):].lstrip("\n")
+        reasoning = head[opened + len(open_tag) :] if opened >= 0 else head
+        return reasoning.strip("\n"), text[close + len(close_tag) :].lstrip("\n")
     opened = text.find(open_tag)
     if opened >= 0:
-        return text[opened + len(open_tag):].strip("\n"), text[:opened].strip("\n")
+        return text[opened + len(open_tag) :].strip("\n"), text[:opened].strip("\n")
     return None, text

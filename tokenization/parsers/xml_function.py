@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import re
 
-from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, coerce_text_value, snippet, tool_call_blocks, tool_param_types
+from rollgym.tokenization.parsers.base import (
+    ParsedToolCalls,
+    ToolCallParseError,
+    coerce_text_value,
+    snippet,
+    tool_call_blocks,
+    tool_param_types,
+)
 
 _FUNCTION = re.compile(r"^\s*<function=([^>\s]+)>(.*?)</function>\s*$", re.DOTALL)
 _PARAM = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?</parameter>", re.DOTALL)
@@ -20,13 +27,27 @@ class XMLFunctionParser:
         for index, body in blocks:
             fn = _FUNCTION.match(body)
             if not fn:
-                result.errors.append(ToolCallParseError(index=index, raw=body, message=f"expected <function=NAME>...</function> inside <tool_call>, got: {snippet(body.strip())}"))
+                result.errors.append(
+                    ToolCallParseError(
+                        index=index,
+                        raw=body,
+                        message=f"expected <function=NAME>...</function> inside <tool_call>, got: {snippet(body.strip())}",
+                    )
+                )
                 continue
             name, inner = fn.group(1), fn.group(2)
             leftover = _PARAM.sub("", inner).strip()
             if leftover:
-                result.errors.append(ToolCallParseError(index=index, raw=body, message=f"unexpected text in <function={name}> outside <parameter=...> tags: {snippet(leftover)}"))
+                result.errors.append(
+                    ToolCallParseError(
+                        index=index,
+                        raw=body,
+                        message=f"unexpected text in <function={name}> outside <parameter=...> tags: {snippet(leftover)}",
+                    )
+                )
                 continue
             types = tool_param_types(tools, name)
-            result.calls.append((name, {key: coerce_text_value(value, types.get(key)) for key, value in _PARAM.findall(inner)}))
+            result.calls.append(
+                (name, {key: coerce_text_value(value, types.get(key)) for key, value in _PARAM.findall(inner)})
+            )
         return result

@@ -26,36 +26,73 @@ SDISTS = {
 
 # (instance_id, project, file, old, new, problem statement, optional test appended to a test file)
 BUGS = [
-    ("inflection__ordinal-teens", "inflection", "inflection/__init__.py",
-     "if number % 100 in (11, 12, 13):", "if number % 100 in (11, 12):",
-     "`ordinalize(13)` returns `'13rd'` and `ordinalize(113)` returns `'113rd'`; English uses "
-     "'13th' and '113th'. Other numbers such as 3, 23 and 1003 look right.", None),
-    ("inflection__ordinal-negative", "inflection", "inflection/__init__.py",
-     "number = abs(int(number))", "number = int(number)",
-     "Ordinal suffixes are wrong for negative numbers: `ordinalize(-1)` gives `'-1th'` and "
-     "`ordinal(-2)` gives `'th'`, while the documentation promises `'-1st'` / `'nd'`, the same suffix "
-     "as for the positive number.",
-     ("test_inflection.py", "\n\ndef test_ordinal_of_negative_small_numbers():\n"
-      "    assert [inflection.ordinalize(n) for n in (-1, -2, -3, -4)] == ['-1st', '-2nd', '-3rd', '-4th']\n")),
-    ("inflection__underscore-acronym", "inflection", "inflection/__init__.py",
-     "    word = re.sub(r\"([A-Z]+)([A-Z][a-z])\", r'\\1_\\2', word)\n", "",
-     "`underscore()` no longer separates a leading acronym from the next word: "
-     "`underscore('HTMLTidy')` returns `'htmltidy'` and `tableize('HTTPRequest')`-style names come out "
-     "glued together. Words without acronyms ('DeviceType' -> 'device_type') still work.", None),
-    ("parse__negative-base-prefix", "parse", "parse.py",
-     "            sign = -1\n            number_start = 1\n", "            sign = -1\n            number_start = 0\n",
-     "Negative integers written with a base prefix are not parsed: `parse('{:d}', '-0x1f')` and "
-     "`parse('a {:d} b', 'a -0b1010 b')` fail or give wrong values, while '0x1f', '-31' and '+0x1f' work.", None),
-    ("parse__dict-field-names", "parse", "parse.py",
-     "                    k = subkey[1:-1]\n", "                    k = subkey[1:]\n",
-     "Dict-style field names are broken: `parse('{person[name]} is {person[age]:d}', 'Bob is 42')` "
-     "returns named results whose inner keys end with a bracket, e.g. `{'person': {'name]': 'Bob', ...}}` "
-     "instead of `{'person': {'name': 'Bob', 'age': 42}}`.", None),
-    ("parse__fixed-spans", "parse", "parse.py",
-     "spans.update((i, m.span(n + 1)) for i, n in enumerate(self._fixed_fields))",
-     "spans.update((i, m.span(n)) for i, n in enumerate(self._fixed_fields))",
-     "`Result.spans` is wrong for positional (unnamed) fields: for `parse('hello {}', 'hello world')` "
-     "the span of field 0 covers the whole string instead of just 'world'. Named fields are fine.", None),
+    (
+        "inflection__ordinal-teens",
+        "inflection",
+        "inflection/__init__.py",
+        "if number % 100 in (11, 12, 13):",
+        "if number % 100 in (11, 12):",
+        "`ordinalize(13)` returns `'13rd'` and `ordinalize(113)` returns `'113rd'`; English uses "
+        "'13th' and '113th'. Other numbers such as 3, 23 and 1003 look right.",
+        None,
+    ),
+    (
+        "inflection__ordinal-negative",
+        "inflection",
+        "inflection/__init__.py",
+        "number = abs(int(number))",
+        "number = int(number)",
+        "Ordinal suffixes are wrong for negative numbers: `ordinalize(-1)` gives `'-1th'` and "
+        "`ordinal(-2)` gives `'th'`, while the documentation promises `'-1st'` / `'nd'`, the same suffix "
+        "as for the positive number.",
+        (
+            "test_inflection.py",
+            "\n\ndef test_ordinal_of_negative_small_numbers():\n"
+            "    assert [inflection.ordinalize(n) for n in (-1, -2, -3, -4)] == ['-1st', '-2nd', '-3rd', '-4th']\n",
+        ),
+    ),
+    (
+        "inflection__underscore-acronym",
+        "inflection",
+        "inflection/__init__.py",
+        "    word = re.sub(r\"([A-Z]+)([A-Z][a-z])\", r'\\1_\\2', word)\n",
+        "",
+        "`underscore()` no longer separates a leading acronym from the next word: "
+        "`underscore('HTMLTidy')` returns `'htmltidy'` and `tableize('HTTPRequest')`-style names come out "
+        "glued together. Words without acronyms ('DeviceType' -> 'device_type') still work.",
+        None,
+    ),
+    (
+        "parse__negative-base-prefix",
+        "parse",
+        "parse.py",
+        "            sign = -1\n            number_start = 1\n",
+        "            sign = -1\n            number_start = 0\n",
+        "Negative integers written with a base prefix are not parsed: `parse('{:d}', '-0x1f')` and "
+        "`parse('a {:d} b', 'a -0b1010 b')` fail or give wrong values, while '0x1f', '-31' and '+0x1f' work.",
+        None,
+    ),
+    (
+        "parse__dict-field-names",
+        "parse",
+        "parse.py",
+        "                    k = subkey[1:-1]\n",
+        "                    k = subkey[1:]\n",
+        "Dict-style field names are broken: `parse('{person[name]} is {person[age]:d}', 'Bob is 42')` "
+        "returns named results whose inner keys end with a bracket, e.g. `{'person': {'name]': 'Bob', ...}}` "
+        "instead of `{'person': {'name': 'Bob', 'age': 42}}`.",
+        None,
+    ),
+    (
+        "parse__fixed-spans",
+        "parse",
+        "parse.py",
+        "spans.update((i, m.span(n + 1)) for i, n in enumerate(self._fixed_fields))",
+        "spans.update((i, m.span(n)) for i, n in enumerate(self._fixed_fields))",
+        "`Result.spans` is wrong for positional (unnamed) fields: for `parse('hello {}', 'hello world')` "
+        "the span of field 0 covers the whole string instead of just 'world'. Named fields are fine.",
+        None,
+    ),
 ]
 
 
@@ -83,10 +120,21 @@ def author(bug) -> dict:
         tpath, addition = extra_test
         tsrc = read_member(sdist, tpath)
         test_patch = file_diff(tpath, tsrc, tsrc + addition)
-    spec = EnvSpec(sdist=sdist_name, sdist_sha256=hashlib.sha256(sdist.read_bytes()).hexdigest(),
-                   bug_patch=file_diff(path, original, bugged))
-    draft = SWETask(instance_id=instance_id, repo=repo, base_commit="0" * 40, problem_statement=statement,
-                    patch=file_diff(path, bugged, original), test_patch=test_patch, FAIL_TO_PASS=test_paths, env_spec=spec)
+    spec = EnvSpec(
+        sdist=sdist_name,
+        sdist_sha256=hashlib.sha256(sdist.read_bytes()).hexdigest(),
+        bug_patch=file_diff(path, original, bugged),
+    )
+    draft = SWETask(
+        instance_id=instance_id,
+        repo=repo,
+        base_commit="0" * 40,
+        problem_statement=statement,
+        patch=file_diff(path, bugged, original),
+        test_patch=test_patch,
+        FAIL_TO_PASS=test_paths,
+        env_spec=spec,
+    )
     dockerfile, files = task_dockerfile(draft, expect_commit=False)
     tag = build_image_from_dockerfile(dockerfile, f"rollgym/swe-task-draft:{instance_id.lower()}", files=files)
     with DockerSandbox(SandboxConfig(image=tag, workdir="/testbed", task_id="author")) as sb:

@@ -7,5 +7,12 @@ from rollgym.errors import ClusterConnectError, ClusterLostError, WorkerError, W
 from rollgym.rollouts.integrations.ray.config import RayConfig, as_ray_config
 from rollgym.rollouts.integrations.ray.executor import RayExecutor
 
-__all__ = ["ClusterConnectError", "ClusterLostError", "RayConfig", "RayExecutor", "WorkerError", "WorkerStartError",
-           "as_ray_config"]
+__all__ = [
+    "ClusterConnectError",
+    "ClusterLostError",
+    "RayConfig",
+    "RayExecutor",
+    "WorkerError",
+    "WorkerStartError",
+    "as_ray_config",
+]

@@ -15,7 +15,8 @@ import gc
 import os
 import pickle
 import sys
-from typing import Any, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
 
 from rollgym.rollouts.core.jobs import RolloutJob, env_factory_for, run_job
 from rollgym.rollouts.core.records import Rollout
@@ -34,7 +35,7 @@ def encode(batch: list[Result]) -> bytes | list[Result]:
     a batch the standard pickler cannot take goes as it is, for cloudpickle."""
     try:
         return pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:
+    except Exception:  # noqa: BLE001 - anything pickle refuses goes to cloudpickle
         return batch
 
 
@@ -70,8 +71,12 @@ class RolloutActor:
         import ray
 
         ctx = ray.get_runtime_context()
-        return {"node_id": ctx.get_node_id(), "node_ip": ray.util.get_node_ip_address(), "pid": os.getpid(),
-                "actor_id": ctx.get_actor_id()}
+        return {
+            "node_id": ctx.get_node_id(),
+            "node_ip": ray.util.get_node_ip_address(),
+            "pid": os.getpid(),
+            "actor_id": ctx.get_actor_id(),
+        }
 
     def _share_placements(self) -> None:
         """Place sandboxes by the call's cluster-wide count (`ledger.py`), from this call's first rollout on
@@ -80,30 +85,37 @@ class RolloutActor:
         import ray
 
         from rollgym.envs.sandbox import hosts
-
         from rollgym.rollouts.integrations.ray.ledger import RayLedger
 
-        self._shared = RayLedger(self._spec.call, ray.get_runtime_context().get_actor_id())
+        spec = self._spec
+        assert spec is not None  # setup() set it first
+        owner = ray.get_runtime_context().get_actor_id()
+        assert owner is not None  # this runs in a Ray actor, which has an id
+        self._shared = RayLedger(spec.call, owner)
         hosts.share(self._shared)
 
     async def setup(self, spec: ActorSpec) -> dict[str, Any]:
         """Build this call's environment factory and engine (a bad spec fails here, not in every rollout)."""
         await self.close()
         self._factory, self._env_id = env_factory_for(spec.run.env, **(spec.run.env_kwargs or {}))
-        spec.run.policy.engine  # noqa: B018
+        spec.run.policy.engine  # noqa: B018 - building the engine here fails the call, not each rollout
         self._spec = spec
         self._inbox, self._done, self._slots = asyncio.Queue(), asyncio.Queue(), []
         self._share_placements()
         return self.where()
 
     async def give(self, jobs: list[RolloutJob]) -> None:
+        inbox = self._inbox
+        assert inbox is not None  # setup() made it
         for job in jobs:
-            self._inbox.put_nowait(job)
+            inbox.put_nowait(job)
 
     async def end(self, slots: int) -> None:
         """No more jobs: each slot finishes what it holds, then `serve` ends."""
+        inbox = self._inbox
+        assert inbox is not None  # setup() made it
         for _ in range(slots):
-            self._inbox.put_nowait(None)
+            inbox.put_nowait(None)
 
     async def serve(self, slots: int) -> AsyncIterator[bytes | list[Result]]:
         """Run jobs `slots` at once until `end` (or `stop`); yield finished rollouts as they come."""
@@ -131,6 +143,7 @@ class RolloutActor:
         """Every batch finished since the last call, waiting for at least one; None once the run has ended
         (or what ended it, raised)."""
         out = self._out
+        assert out is not None  # open() made it
         items = [await out.get()]
         while not out.empty():
             items.append(out.get_nowait())
@@ -140,16 +153,19 @@ class RolloutActor:
         if items[:-1]:
             return items[:-1]
         pump = self._pump
-        if pump is not None and pump.done() and not pump.cancelled() and pump.exception() is not None:
-            raise pump.exception()
+        if pump is not None and pump.done() and not pump.cancelled():
+            failure = pump.exception()
+            if failure is not None:
+                raise failure
         return None
 
-    async def _batches(self, slots: int) -> AsyncIterator[bytes | list[Result]]:
-        spec, done = self._spec, self._done
+    async def _batches(self, slots: int) -> AsyncGenerator[bytes | list[Result], None]:
+        spec, done, inbox = self._spec, self._done, self._inbox
+        assert spec is not None and done is not None and inbox is not None  # setup() set them
 
         async def slot() -> None:
             try:
-                while (job := await self._inbox.get()) is not None:
+                while (job := await inbox.get()) is not None:
                     rollout = await run_job(self._factory, self._env_id, job, spec.run)
                     done.put_nowait((job.task_index, job.sample_index, rollout))
             finally:

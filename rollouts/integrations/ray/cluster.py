@@ -14,7 +14,6 @@ import threading
 from typing import Any
 
 from rollgym.errors import ClusterConnectError, UsageError
-
 from rollgym.rollouts.integrations.ray.config import RayConfig
 
 
@@ -47,9 +46,11 @@ def probe(address: str, timeout_s: float) -> None:
     try:
         socket.create_connection(target, timeout=timeout_s).close()
     except OSError as exc:
-        raise ClusterConnectError(f"no Ray cluster answers at {address} ({exc}); start one with `ray start --head` "
-                                  "(and pass its address: `--ray auto` on a node of the cluster, or "
-                                  "`--ray ray://HEAD:10001` from outside it)") from None
+        raise ClusterConnectError(
+            f"no Ray cluster answers at {address} ({exc}); start one with `ray start --head` "
+            "(and pass its address: `--ray auto` on a node of the cluster, or "
+            "`--ray ray://HEAD:10001` from outside it)"
+        ) from None
 
 
 def connect(config: RayConfig, actors: int) -> Any:
@@ -57,11 +58,18 @@ def connect(config: RayConfig, actors: int) -> Any:
     ray = import_ray()
     if ray.is_initialized():
         return ray
-    kwargs: dict[str, Any] = dict(log_to_driver=False, include_dashboard=False, configure_logging=True,
-                                  logging_level="WARNING")
+    kwargs: dict[str, Any] = {
+        "log_to_driver": False,
+        "include_dashboard": False,
+        "configure_logging": True,
+        "logging_level": "WARNING",
+    }
     if config.address is None:
-        kwargs.update(address="local", num_cpus=max(1, int(actors * config.num_cpus + 0.999)),
-                      resources={k: v * actors for k, v in config.resources.items()} or None)
+        kwargs.update(
+            address="local",
+            num_cpus=max(1, int(actors * config.num_cpus + 0.999)),
+            resources={k: v * actors for k, v in config.resources.items()} or None,
+        )
     else:
         probe(config.address, config.connect_timeout_s)
         kwargs["address"] = config.address
@@ -70,8 +78,9 @@ def connect(config: RayConfig, actors: int) -> Any:
     try:
         ray.init(**kwargs)
     except (ConnectionError, TimeoutError) as exc:
-        raise ClusterConnectError(f"could not connect to the Ray cluster at {config.address}: {exc} "
-                                  f"({_connect_hint(str(exc))})") from None
+        raise ClusterConnectError(
+            f"could not connect to the Ray cluster at {config.address}: {exc} ({_connect_hint(str(exc))})"
+        ) from None
     finally:
         _restore(saved)
     return ray
@@ -79,13 +88,17 @@ def connect(config: RayConfig, actors: int) -> Any:
 
 def _connect_hint(error: str) -> str:
     if "Starting Ray client server failed" in error:
-        return ("the head's Ray Client server could not start a server for this driver; when its log "
-                "(ray_client_server_NNNNN.err) is empty, the child crashed in grpcio's fork handlers: start the head "
-                "with GRPC_ENABLE_FORK_SUPPORT=false ray start --head (see docs/scale.md), or run on a node of the "
-                "cluster with --ray auto")
-    return ("start one with `ray start --head`, or drop --ray to run in one process; a cluster with token "
-            "authentication, the default of `ray start` since Ray 2.59, needs RAY_AUTH_MODE=token here, and "
-            "RAY_AUTH_TOKEN from `ray get-auth-token` off the head node")
+        return (
+            "the head's Ray Client server could not start a server for this driver; when its log "
+            "(ray_client_server_NNNNN.err) is empty, the child crashed in grpcio's fork handlers: start the head "
+            "with GRPC_ENABLE_FORK_SUPPORT=false ray start --head (see docs/scale.md), or run on a node of the "
+            "cluster with --ray auto"
+        )
+    return (
+        "start one with `ray start --head`, or drop --ray to run in one process; a cluster with token "
+        "authentication, the default of `ray start` since Ray 2.59, needs RAY_AUTH_MODE=token here, and "
+        "RAY_AUTH_TOKEN from `ray get-auth-token` off the head node"
+    )
 
 
 def head_of(ray: Any, config: RayConfig) -> tuple[str, int] | None:
@@ -96,7 +109,7 @@ def head_of(ray: Any, config: RayConfig) -> tuple[str, int] | None:
     try:
         host, _, port = ray.get_runtime_context().gcs_address.rpartition(":")
         return host.strip("[]"), int(port)
-    except Exception:
+    except Exception:  # noqa: BLE001 - no GCS address: the head cannot be told
         return None
 
 

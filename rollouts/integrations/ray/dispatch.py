@@ -15,15 +15,15 @@ import asyncio
 import contextlib
 import uuid
 from collections import deque
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from typing import Any
 
 from rollgym.errors import ClusterLostError, WorkerStartError
-
 from rollgym.rollouts.core.jobs import OnResult, RolloutJob, RunSpec
 from rollgym.rollouts.core.records import ErrorRecord, Rollout
 from rollgym.rollouts.integrations.ray.actor import decode
-from rollgym.rollouts.integrations.ray.config import RayConfig
 from rollgym.rollouts.integrations.ray.cluster import head_lost, off_loop
+from rollgym.rollouts.integrations.ray.config import RayConfig
 from rollgym.rollouts.integrations.ray.ledger import drop_owner, end_ledger
 from rollgym.rollouts.integrations.ray.pool import Member, acquire, forget, release
 from rollgym.rollouts.integrations.ray.spec import ActorSpec, prefetch_for, split_slots
@@ -36,16 +36,22 @@ MAX_REPLACEMENTS = 2
 
 def errored(job: RolloutJob, env_id: str, group_prefix: str, kind: str, why: str) -> Rollout:
     """An errored rollout (`internal` category) for a job the infrastructure lost."""
-    return Rollout(env_id=env_id, task_id=job.task_id, group_id=f"{group_prefix}{job.task_id}",
-                   sample_index=job.sample_index, stop_reason="error",
-                   error=ErrorRecord(category="internal", type=kind, message=why))
+    return Rollout(
+        env_id=env_id,
+        task_id=job.task_id,
+        group_id=f"{group_prefix}{job.task_id}",
+        sample_index=job.sample_index,
+        stop_reason="error",
+        error=ErrorRecord(category="internal", type=kind, message=why),
+    )
 
 
 class _Run:
     """One call's bookkeeping: pending jobs, what each actor holds, retries."""
 
-    def __init__(self, jobs: list[RolloutJob], config: RayConfig, env_id: str, group_prefix: str,
-                 on_result: OnResult) -> None:
+    def __init__(
+        self, jobs: list[RolloutJob], config: RayConfig, env_id: str, group_prefix: str, on_result: OnResult
+    ) -> None:
         self.pending: deque[RolloutJob] = deque(jobs)
         self.config, self.env_id, self.group_prefix = config, env_id, group_prefix
         self.total, self.reported = len(jobs), 0
@@ -68,7 +74,9 @@ class _Run:
         """Top up actor `i` once its queue is used up."""
         member, held, slots = self.live[i], self.held[i], self.slots[i]
         if self.pending and len(held) <= slots:
-            chunk = [self.pending.popleft() for _ in range(min(len(self.pending), slots + prefetch_for(slots) - len(held)))]
+            chunk = [
+                self.pending.popleft() for _ in range(min(len(self.pending), slots + prefetch_for(slots) - len(held)))
+            ]
             held.update((j.key, j) for j in chunk)
             member.actor.give.remote(chunk)
 
@@ -90,8 +98,10 @@ class _Run:
             task = asyncio.ensure_future(off_loop(drop_owner, self.call, where["actor_id"]))
             self.background.add(task)
             task.add_done_callback(self.background.discard)
-        why = (f"the Ray actor on node {where.get('node_ip', '?')} (node id {str(where.get('node_id', '?'))[:16]}, "
-               f"pid {where.get('pid', '?')}) died before finishing this rollout: {type(exc).__name__}")
+        why = (
+            f"the Ray actor on node {where.get('node_ip', '?')} (node id {str(where.get('node_id', '?'))[:16]}, "
+            f"pid {where.get('pid', '?')}) died before finishing this rollout: {type(exc).__name__}"
+        )
         for key, job in self.held.pop(i, {}).items():
             self.attempts[key] = self.attempts.get(key, 0) + 1
             if self.attempts[key] <= self.config.max_retries:
@@ -100,8 +110,9 @@ class _Run:
                 self.on_result(key[0], key[1], errored(job, self.env_id, self.group_prefix, "WorkerDied", why))
 
 
-async def run_jobs_on_ray(run_spec: RunSpec, jobs: list[RolloutJob], *, config: RayConfig, concurrency: int,
-                          on_result: OnResult) -> None:
+async def run_jobs_on_ray(
+    run_spec: RunSpec, jobs: list[RolloutJob], *, config: RayConfig, concurrency: int, on_result: OnResult
+) -> None:
     """Run `jobs` on Ray actors, at most `concurrency` rollouts at once in all; report every result as it arrives.
     Raises `WorkerStartError` when an actor cannot build the engine or environment, `ClusterLostError` when
     every actor is gone or the cluster's head has not answered for `config.head_timeout_s`."""
@@ -115,6 +126,7 @@ async def run_jobs_on_ray(run_spec: RunSpec, jobs: list[RolloutJob], *, config: 
     connect(config, config.actors or _local_cpus())
     run = _Run(jobs, config, env_id, run_spec.group_prefix, on_result)
     head, task = head_of(ray, config), asyncio.current_task()
+    assert task is not None  # a coroutine runs in its task
     watch = asyncio.create_task(_watch_head(run, head, task)) if head is not None else None
     try:
         spec = ActorSpec(run_spec, call=uuid.uuid4().hex[:12])
@@ -135,10 +147,12 @@ async def _watch_head(run: _Run, head: tuple[str, int], task: asyncio.Task) -> N
     end the process with no word of what was written)."""
     silent_s = await head_lost(head, run.config.head_timeout_s)
     where = f"the Ray cluster at {run.config.address}" if run.config.address else "the local Ray instance"
-    run.gone = (f"{where} stopped answering: its head ({head[0]}:{head[1]}) has not accepted a "
-                f"connection for {silent_s:.0f} s. {run.reported} of {run.total} rollouts finished; the other "
-                f"{run.total - run.reported} were not written: the output is resumable (run the same command "
-                "with --resume once the cluster is back, or on another)")
+    run.gone = (
+        f"{where} stopped answering: its head ({head[0]}:{head[1]}) has not accepted a "
+        f"connection for {silent_s:.0f} s. {run.reported} of {run.total} rollouts finished; the other "
+        f"{run.total - run.reported} were not written: the output is resumable (run the same command "
+        "with --resume once the cluster is back, or on another)"
+    )
     task.cancel()
 
 
@@ -153,28 +167,32 @@ async def _dispatch(ray: Any, run: _Run, spec: ActorSpec, concurrency: int) -> N
     try:
         while True:
             first = len(run.slots)  # `concurrency` shared out over the actors that did start
-            for k, (member, share) in enumerate(zip(members, split_slots(concurrency, len(members)))):
+            for k, (member, share) in enumerate(zip(members, split_slots(concurrency, len(members)), strict=False)):
                 run.live[first + k], run.held[first + k], run.slots[first + k] = member, {}, share
             try:
                 async with asyncio.TaskGroup() as streams:  # one failing stream (an on_result that raises) ends all
-                    for i in list(run.live)[-len(members):]:
+                    for i in list(run.live)[-len(members) :]:
                         streams.create_task(_consume(run, i))
                     run.fill_all()
-            except BaseExceptionGroup as group:  # the caller sees the error itself, as in one process
-                raise group.exceptions[0]  # noqa: B904
+            except BaseExceptionGroup as group:
+                raise group.exceptions[0] from None  # the caller sees the error itself, as in one process
             if not run.pending and not any(run.held.values()):
                 return
             if replacements >= MAX_REPLACEMENTS:
-                raise ClusterLostError(f"every rollout actor was lost and {replacements} new sets died too; "
-                                       f"{len(run.pending)} rollouts were not run (a --resume runs them)")
+                raise ClusterLostError(
+                    f"every rollout actor was lost and {replacements} new sets died too; "
+                    f"{len(run.pending)} rollouts were not run (a --resume runs them)"
+                )
             replacements += 1
             run.ended.clear()
             try:
                 members = await _start(config, spec_ref, len(shares), fresh=True)
             except ClusterLostError as exc:
-                raise ClusterLostError(f"every rollout actor was lost and no new one could be placed ({exc}); "
-                                       f"{len(run.pending)} rollouts were not run: the output is resumable "
-                                       "(run the same command with --resume)") from None
+                raise ClusterLostError(
+                    f"every rollout actor was lost and no new one could be placed ({exc}); "
+                    f"{len(run.pending)} rollouts were not run: the output is resumable "
+                    "(run the same command with --resume)"
+                ) from None
     except BaseException:
         if run.gone is None:  # on a lost cluster nothing answers: stopping would wait out STOP_GRACE_S
             await asyncio.shield(_stop(list(run.live.values())))
@@ -245,7 +263,7 @@ async def _start(config: RayConfig, spec_ref: Any, n: int, fresh: bool = False) 
             ray.kill(member.actor)
         raise
     alive = []
-    for member, setup in zip(members, setups):
+    for member, setup in zip(members, setups, strict=True):
         if not setup.done():
             setup.cancel()
             ray.kill(member.actor)

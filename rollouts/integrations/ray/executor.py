@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rollgym.rollouts.core.jobs import OnResult, RolloutJob, RunSpec, env_factory_for
 from rollgym.rollouts.integrations.ray.config import RayConfig, as_ray_config
@@ -15,7 +16,7 @@ class RayExecutor:
         self.config = config
 
     @classmethod
-    def from_options(cls, ray: Any, workers: int = 1) -> "RayExecutor":
+    def from_options(cls, ray: Any, workers: int = 1) -> RayExecutor:
         """From `run_rollouts`' `ray=` (a `RayConfig`, an address, True) and `workers=` (actors on a local instance)."""
         config = as_ray_config(ray, workers)
         return cls(config if config is not None else RayConfig(actors=workers))

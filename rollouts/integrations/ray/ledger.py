@@ -34,7 +34,9 @@ class HostLedger:
         import ray
 
         loop = asyncio.get_running_loop()
-        while (idle := loop.time() - self.called) < IDLE_S or (any(v > 0 for v in self.live.values()) and idle < 6 * IDLE_S):
+        while (idle := loop.time() - self.called) < IDLE_S or (
+            any(v > 0 for v in self.live.values()) and idle < 6 * IDLE_S
+        ):
             await asyncio.sleep(min(60.0, IDLE_S))
         ray.kill(ray.get_runtime_context().current_actor)
 
@@ -101,9 +103,18 @@ class RayLedger:
             import ray
 
             # Detached: it outlives the actor that happened to create it; the driver ends it with the call.
-            self._handle = ray.remote(HostLedger).options(name=self.name, namespace=NAMESPACE, get_if_exists=True,
-                                                          lifetime="detached",
-                                                          num_cpus=0, max_concurrency=MAX_CONCURRENCY).remote()
+            self._handle = (
+                ray.remote(HostLedger)
+                .options(
+                    name=self.name,
+                    namespace=NAMESPACE,
+                    get_if_exists=True,
+                    lifetime="detached",
+                    num_cpus=0,
+                    max_concurrency=MAX_CONCURRENCY,
+                )
+                .remote()
+            )
         return self._handle
 
     def take(self, candidates: list[str], cap: int | None) -> str | None:

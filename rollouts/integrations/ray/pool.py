@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollgym.errors import ClusterLostError
-
 from rollgym.rollouts.integrations.ray.config import RayConfig
 
-_POOL: dict[tuple, list["Member"]] = {}
+_POOL: dict[tuple, list[Member]] = {}
 
 
 @dataclass
@@ -51,8 +50,9 @@ async def acquire(config: RayConfig, n: int, fresh: bool = False) -> list[Member
         _POOL[_key(config)] = spare
     if len(members) < n:
         await off_loop(_check_placeable, ray, config)
-        cls = ray.remote(RolloutActor).options(num_cpus=config.num_cpus, resources=dict(config.resources) or None,
-                                              max_restarts=0, max_task_retries=0)
+        cls = ray.remote(RolloutActor).options(
+            num_cpus=config.num_cpus, resources=dict(config.resources) or None, max_restarts=0, max_task_retries=0
+        )
         members += [Member(cls.remote()) for _ in range(n - len(members))]
     if fresh:
         await _wait_placed(members, config.connect_timeout_s)
@@ -80,7 +80,9 @@ async def release(config: RayConfig, members: list[Member]) -> None:
     closes = [asyncio.ensure_future(m.actor.close.remote()) for m in members]
     await asyncio.wait(closes, timeout=30.0)
     if config.keep_actors:
-        _POOL.setdefault(_key(config), []).extend(m for m, c in zip(members, closes) if c.done() and not c.exception())
+        _POOL.setdefault(_key(config), []).extend(
+            m for m, c in zip(members, closes, strict=True) if c.done() and not c.exception()
+        )
         return
     for m in members:
         ray.kill(m.actor)

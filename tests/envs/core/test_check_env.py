@@ -65,8 +65,15 @@ class _AssistantFirst(_Good):
         return [{"role": "assistant", "content": "hi"}], {"task_id": "t"}
 
 
-@pytest.mark.parametrize("cls,needle", [(_NoDocstring, "no description"), (_ClockInInfo, "info are not equivalent"),
-                                        (_ErrorAsText, "exception itself"), (_AssistantFirst, "observation")])
+@pytest.mark.parametrize(
+    "cls,needle",
+    [
+        (_NoDocstring, "no description"),
+        (_ClockInInfo, "info are not equivalent"),
+        (_ErrorAsText, "exception itself"),
+        (_AssistantFirst, "observation"),
+    ],
+)
 def test_contract_breaches_are_named(cls, needle):
     rg.check_env(_Good())
     with pytest.raises(EnvCheckError, match=needle) as caught:

@@ -65,10 +65,20 @@ def test_same_seed_same_task_and_reward_is_deterministic():
     _, info2 = env.reset(seed=3)
     assert info1["question"] == info2["question"] and info1["task_id"] == info2["task_id"]
     env.close()
-    code = ("import rollgym.envs; e = rollgym.envs.make('rollgym/Calculator-v0'); "
-            "print(e.reset(seed=3)[1]['task_id'], e.unwrapped.task['answer'])")
-    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={**os.environ, "PYTHONHASHSEED": str(s)}).stdout for s in (1, 2)}
+    code = (
+        "import rollgym.envs; e = rollgym.envs.make('rollgym/Calculator-v0'); "
+        "print(e.reset(seed=3)[1]['task_id'], e.unwrapped.task['answer'])"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(s)},
+        ).stdout
+        for s in (1, 2)
+    }
     assert len(outs) == 1 and outs.pop().split()[0] == info1["task_id"]
 
 
@@ -77,12 +87,16 @@ def test_an_episode_with_correct_and_wrong_answers():
     env = make("rollgym/Calculator-v0")
     obs, info = env.reset(options={"task": task})
     assert info["task_id"] == "t1" and obs[-1]["content"] == task["question"]
-    obs, reward, term, trunc, info = env.step(assistant(call("add", {"a": 2, "b": 3}, "a1"), call("multiply", {"a": 5, "b": 4}, "m1")))
+    obs, reward, term, trunc, info = env.step(
+        assistant(call("add", {"a": 2, "b": 3}, "a1"), call("multiply", {"a": 5, "b": 4}, "m1"))
+    )
     assert [m["content"] for m in obs] == ["5", "20"] and [m["tool_call_id"] for m in obs] == ["a1", "m1"]
     assert all(m["role"] == "tool" and m["name"] for m in obs)
     assert (reward, term, trunc) == (0.0, False, False) and info["reward_components"] == {}
     rec = info["tool_calls"][0]
-    assert set(rec.model_dump()) >= {"id", "name", "arguments", "result", "failed", "duration_s"} and rec.failed is False
+    assert (
+        set(rec.model_dump()) >= {"id", "name", "arguments", "result", "failed", "duration_s"} and rec.failed is False
+    )
     obs, reward, term, trunc, info = env.step(assistant(call("submit", {"answer": 20})))
     assert term and not trunc and reward == 1.0
     assert info["reward_components"] == {"correct": 1.0, "submitted": 1.0}
@@ -95,15 +109,18 @@ def test_an_episode_with_correct_and_wrong_answers():
     env.close()  # idempotent
 
 
-@pytest.mark.parametrize(("bad_call", "kind", "needle"), [
-    (call("divide", {"a": 1, "b": 2}), "unknown_tool", "unknown tool 'divide'"),
-    (call("add", '{"a": 1,'), "bad_json", "not valid JSON"),
-    (call("add", "[1, 2]"), "bad_json", "must be a JSON object"),
-    (call("add", {"a": "one", "b": 2}), "bad_arguments", "a: Input should be a valid integer"),
-    (call("add", {"a": 1}), "bad_arguments", "b: Field required"),
-    (call("add", {"a": 1, "b": 2, "c": 3}), "bad_arguments", "c: Extra inputs are not permitted"),
-    (call("add", {"a": [1], "b": 2}), "bad_arguments", "a: Input should be a valid integer"),
-])
+@pytest.mark.parametrize(
+    ("bad_call", "kind", "needle"),
+    [
+        (call("divide", {"a": 1, "b": 2}), "unknown_tool", "unknown tool 'divide'"),
+        (call("add", '{"a": 1,'), "bad_json", "not valid JSON"),
+        (call("add", "[1, 2]"), "bad_json", "must be a JSON object"),
+        (call("add", {"a": "one", "b": 2}), "bad_arguments", "a: Input should be a valid integer"),
+        (call("add", {"a": 1}), "bad_arguments", "b: Field required"),
+        (call("add", {"a": 1, "b": 2, "c": 3}), "bad_arguments", "c: Extra inputs are not permitted"),
+        (call("add", {"a": [1], "b": 2}), "bad_arguments", "a: Input should be a valid integer"),
+    ],
+)
 def test_each_bad_tool_call_gets_an_explanatory_tool_message(bad_call, kind, needle):
     env = make("rollgym/Calculator-v0")
     env.reset(seed=0)
@@ -159,7 +176,9 @@ async def test_async_twins_run_concurrent_episodes():
     envs = [CalculatorEnv() for _ in range(8)]
     resets = await asyncio.gather(*(e.areset(seed=i) for i, e in enumerate(envs)))
     answers = [e.task["answer"] for e in envs]
-    steps = await asyncio.gather(*(e.astep(assistant(call("submit", {"answer": a}))) for e, a in zip(envs, answers, strict=True)))
+    steps = await asyncio.gather(
+        *(e.astep(assistant(call("submit", {"answer": a}))) for e, a in zip(envs, answers, strict=True))
+    )
     assert [s[1] for s in steps] == [1.0] * 8 and all(s[2] for s in steps)
     assert len({r[1]["task_id"] for r in resets}) >= 1
     with pytest.raises(RuntimeError, match="await"):
@@ -170,11 +189,13 @@ async def test_async_twins_run_concurrent_episodes():
 
 
 def test_envs_imports_nothing_else_of_rollgym():
-    code = ("import sys, rollgym.envs, rollgym.envs.swe, rollgym.envs.sandbox; "
-            "bad = [m for m in sys.modules if m.startswith(('rollgym.tokenization', 'rollgym.rollouts'))]; "
-            "ours = {m for m in sys.modules if m.startswith('rollgym.') and not m.startswith('rollgym.envs')}; "
-            "assert ours <= {'rollgym.errors'}, ours; "
-            "assert not bad, bad")
+    code = (
+        "import sys, rollgym.envs, rollgym.envs.swe, rollgym.envs.sandbox; "
+        "bad = [m for m in sys.modules if m.startswith(('rollgym.tokenization', 'rollgym.rollouts'))]; "
+        "ours = {m for m in sys.modules if m.startswith('rollgym.') and not m.startswith('rollgym.envs')}; "
+        "assert ours <= {'rollgym.errors', 'rollgym.limits', 'rollgym.models', 'rollgym.version'}, ours; "
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     assert rollgym.envs.__name__ == "rollgym.envs"
 

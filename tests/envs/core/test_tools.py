@@ -73,11 +73,17 @@ async def test_plain_function_tools_async_tools_and_parallel_calls():
     _, info = await env.areset()
     assert {t["function"]["name"] for t in info["tools"]} == {"wait", "boom", "search"}
     start = time.monotonic()
-    obs, *_ , step_info = await env.astep({"role": "assistant", "content": None,
-                                           "tool_calls": [call("wait", {"seconds": 0.5}, i) for i in range(4)]})
+    obs, *_, step_info = await env.astep(
+        {"role": "assistant", "content": None, "tool_calls": [call("wait", {"seconds": 0.5}, i) for i in range(4)]}
+    )
     assert time.monotonic() - start < 1.2 and [o["content"] for o in obs] == ["slept 0.5"] * 4
-    obs, *_ , step_info = await env.astep({"role": "assistant", "content": None,
-                                           "tool_calls": [call("search", {"query": "x", "limit": 2}, 1), call("boom", {}, 2)]})
+    obs, *_, step_info = await env.astep(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("search", {"query": "x", "limit": 2}, 1), call("boom", {}, 2)],
+        }
+    )
     assert obs[0]["content"] == '["x:0", "x:1"]'
     assert obs[1]["content"] == "Error: tool 'boom' failed: RuntimeError: kaput"
     assert step_info["tool_calls"][1].error_kind == "tool_error"

@@ -16,8 +16,10 @@ pytestmark = pytest.mark.docker
 
 async def test_a_creation_cancelled_midway_is_closed_once_it_exists(base_image):
     run_id = f"cancel-{uuid.uuid4().hex[:8]}"
-    tasks = [asyncio.create_task(start_sandbox(SandboxConfig(image=base_image, task_id=f"c{k}", run_id=run_id)))
-             for k in range(3)]
+    tasks = [
+        asyncio.create_task(start_sandbox(SandboxConfig(image=base_image, task_id=f"c{k}", run_id=run_id)))
+        for k in range(3)
+    ]
     await asyncio.sleep(0.05)  # the worker threads are talking to the daemon
     for task in tasks:
         task.cancel()

@@ -101,7 +101,8 @@ def _dropped(real, when, before=lambda: None):
         if when(kwargs):
             before()
             raise requests.exceptions.ConnectionError(
-                ProtocolError("Connection aborted.", ConnectionResetError(104, "Connection reset by peer")))
+                ProtocolError("Connection aborted.", ConnectionResetError(104, "Connection reset by peer"))
+            )
         return real(*args, **kwargs)
 
     return call
@@ -114,7 +115,9 @@ def test_a_request_the_daemon_drops_is_a_sandbox_error_never_a_raw_one(base_imag
 
     sb = DockerSandbox(SandboxConfig(image=base_image, task_id="dropped", use_runner=False))
     try:
-        monkeypatch.setattr(sb.client.api, "exec_start", _dropped(sb.client.api.exec_start, lambda kw: kw.get("stream")))
+        monkeypatch.setattr(
+            sb.client.api, "exec_start", _dropped(sb.client.api.exec_start, lambda kw: kw.get("stream"))
+        )
         with pytest.raises(SandboxError, match="Connection reset by peer") as alive:
             sb.exec("echo hi")
         assert not isinstance(alive.value, SandboxDeadError)  # the container still runs: not called dead
@@ -123,8 +126,11 @@ def test_a_request_the_daemon_drops_is_a_sandbox_error_never_a_raw_one(base_imag
             sb.read_file("/etc/hostname")
         monkeypatch.undo()
         assert sb.exec("echo hi").output.strip() == "hi"  # nothing broken by it
-        monkeypatch.setattr(sb.client.api, "exec_start",  # the container dies with the request (a host going down)
-                            _dropped(sb.client.api.exec_start, lambda kw: kw.get("stream"), before=sb.container.kill))
+        monkeypatch.setattr(
+            sb.client.api,
+            "exec_start",  # the container dies with the request (a host going down)
+            _dropped(sb.client.api.exec_start, lambda kw: kw.get("stream"), before=sb.container.kill),
+        )
         with pytest.raises(SandboxDeadError, match="no longer running"):
             sb.exec("echo hi")
     finally:

@@ -11,22 +11,36 @@ import time
 import uuid
 
 import pytest
+from docker2_support import DOCKER2_CERTS, DOCKER2_TLS, kill_docker2, start_docker2
 from typer.testing import CliRunner
 
-from rollgym.envs.sandbox import (DEFAULT_HOST, DockerSandbox, HostUnavailableError, SandboxConfig, SandboxError,
-                                  client_for, hosts, list_containers, prune, start_sandbox)
+from rollgym.envs.sandbox import (
+    DEFAULT_HOST,
+    DockerSandbox,
+    HostUnavailableError,
+    SandboxConfig,
+    SandboxError,
+    client_for,
+    hosts,
+    list_containers,
+    prune,
+    start_sandbox,
+)
 from rollgym.envs.sandbox import images as images_mod
 from rollgym.envs.sandbox.host_images import copy_image, ensure_image_on, forget
 from rollgym.envs.sandbox.images import build_image_from_dockerfile, image_exists
-
-from docker2_support import DOCKER2_CERTS, DOCKER2_TLS, kill_docker2, start_docker2
 
 pytestmark = pytest.mark.docker
 
 
 def _config(base_image: str, docker2: str, run_id: str, **kw) -> SandboxConfig:
-    return SandboxConfig(image=base_image, docker_host=[DEFAULT_HOST, docker2], run_id=run_id, use_runner=False,
-                         **{"task_id": "hosts", **kw})
+    return SandboxConfig(
+        image=base_image,
+        docker_host=[DEFAULT_HOST, docker2],
+        run_id=run_id,
+        use_runner=False,
+        **{"task_id": "hosts", **kw},
+    )
 
 
 def _label_hosts(docker2: str, run_id: str) -> dict[str, int]:
@@ -37,7 +51,9 @@ def _label_hosts(docker2: str, run_id: str) -> dict[str, int]:
 async def test_sandboxes_spread_least_loaded_under_a_cap(base_image, docker2):
     run_id = f"spread-{uuid.uuid4().hex[:8]}"
     cfg = _config(base_image, docker2, run_id, max_per_host=3)
-    assert hosts.load([DEFAULT_HOST, docker2]) == {DEFAULT_HOST: 0, docker2: 0}, "sandboxes of other tests are still live"
+    assert hosts.load([DEFAULT_HOST, docker2]) == {DEFAULT_HOST: 0, docker2: 0}, (
+        "sandboxes of other tests are still live"
+    )
     made = await asyncio.wait_for(asyncio.gather(*(start_sandbox(cfg) for _ in range(6))), 120)
     try:
         assert sorted(sb.host for sb in made) == sorted([DEFAULT_HOST] * 3 + [docker2] * 3)
@@ -108,8 +124,10 @@ def test_sandbox_list_and_prune_cover_every_host(base_image, docker2):
 
     run_id = f"cli-{uuid.uuid4().hex[:8]}"
     both = ["--docker-host", DEFAULT_HOST, "--docker-host", docker2]
-    sbs = [DockerSandbox(SandboxConfig(image=base_image, docker_host=h, run_id=run_id, task_id="cli", use_runner=False))
-           for h in (DEFAULT_HOST, docker2)]
+    sbs = [
+        DockerSandbox(SandboxConfig(image=base_image, docker_host=h, run_id=run_id, task_id="cli", use_runner=False))
+        for h in (DEFAULT_HOST, docker2)
+    ]
     try:
         listed = CliRunner().invoke(app, ["sandbox", "list", *both])
         assert listed.exit_code == 0, listed.output
@@ -194,7 +212,9 @@ def test_hosts_from_the_environment(base_image, docker2, monkeypatch):
     assert configured_hosts() == [DEFAULT_HOST, docker2]
     assert configured_hosts("unix:///a.sock,unix:///b.sock") == ["unix:///a.sock", "unix:///b.sock"]
     run_id = f"env-{uuid.uuid4().hex[:8]}"
-    sbs = [DockerSandbox(SandboxConfig(image=base_image, run_id=run_id, task_id="env", use_runner=False)) for _ in range(2)]
+    sbs = [
+        DockerSandbox(SandboxConfig(image=base_image, run_id=run_id, task_id="env", use_runner=False)) for _ in range(2)
+    ]
     try:
         assert sorted(sb.host for sb in sbs) == sorted([DEFAULT_HOST, docker2])
     finally:

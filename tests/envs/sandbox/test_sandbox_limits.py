@@ -74,9 +74,13 @@ def test_memory_limit_is_enforced(base_image):
 
 
 def test_no_network_the_host_is_unreachable(sandbox):
-    gateway = (docker.from_env().networks.get("bridge").attrs["IPAM"]["Config"] or [{}])[0].get("Gateway") or "172.17.0.1"
-    probe = (f"import socket\ntry:\n socket.create_connection(('{gateway}', 2375), timeout=3); print('CONNECTED')\n"
-             "except OSError as e:\n print('unreachable', e)")
+    gateway = (docker.from_env().networks.get("bridge").attrs["IPAM"]["Config"] or [{}])[0].get(
+        "Gateway"
+    ) or "172.17.0.1"
+    probe = (
+        f"import socket\ntry:\n socket.create_connection(('{gateway}', 2375), timeout=3); print('CONNECTED')\n"
+        "except OSError as e:\n print('unreachable', e)"
+    )
     sandbox.write_file("/tmp/probe.py", probe)
     res = sandbox.exec("python3 /tmp/probe.py; ls /sys/class/net")
     assert "unreachable" in res.output and "CONNECTED" not in res.output

@@ -21,7 +21,7 @@ def test_head_tail_buffer_keeps_exact_ends_and_counts_the_rest(chunks, limit):
         assert bytes(buf.head + buf.tail) == data
     else:
         assert bytes(buf.head) == data[: limit // 2]
-        assert bytes(buf.tail) == data[len(data) - (limit - limit // 2):] if limit - limit // 2 else buf.tail == b""
+        assert bytes(buf.tail) == data[len(data) - (limit - limit // 2) :] if limit - limit // 2 else buf.tail == b""
 
 
 @given(st.binary(max_size=500))

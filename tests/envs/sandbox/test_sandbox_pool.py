@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rollgym.envs.sandbox import ImageError, SandboxConfig, SandboxPool, list_containers, RUN_ID
+from rollgym.envs.sandbox import RUN_ID, ImageError, SandboxConfig, SandboxPool, list_containers
 
 pytestmark = pytest.mark.docker
 

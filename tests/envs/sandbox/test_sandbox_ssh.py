@@ -10,11 +10,10 @@ import shutil
 import uuid
 
 import pytest
+from docker2_support import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh
 from typer.testing import CliRunner
 
 from rollgym.envs.sandbox import DEFAULT_HOST, SandboxConfig, client_for, hosts, list_containers, start_sandbox
-
-from docker2_support import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh
 
 pytestmark = pytest.mark.docker
 
@@ -32,8 +31,14 @@ async def test_sandboxes_spread_over_a_local_and_an_ssh_host(base_image, docker_
     from rollgym.rollouts.cli import app
 
     run_id = f"ssh-{uuid.uuid4().hex[:8]}"
-    cfg = SandboxConfig(image=base_image, docker_host=[DEFAULT_HOST, docker_ssh], max_per_host=2, run_id=run_id,
-                        task_id="ssh", use_runner=False)
+    cfg = SandboxConfig(
+        image=base_image,
+        docker_host=[DEFAULT_HOST, docker_ssh],
+        max_per_host=2,
+        run_id=run_id,
+        task_id="ssh",
+        use_runner=False,
+    )
     assert client_for(docker_ssh).info()["DockerRootDir"] == "/var/lib/rollgym-docker2"  # over ssh: the 2nd daemon
     made = await asyncio.wait_for(asyncio.gather(*(start_sandbox(cfg) for _ in range(4))), 180)
     try:
@@ -43,7 +48,9 @@ async def test_sandboxes_spread_over_a_local_and_an_ssh_host(base_image, docker_
         assert len(list_containers(run_id=run_id, docker_host=DEFAULT_HOST)) == 2
         for sb in made:
             assert sb.exec("echo $((6 * 7))").output.strip() == "42"
-        listed = CliRunner().invoke(app, ["sandbox", "list", "--docker-host", DEFAULT_HOST, "--docker-host", docker_ssh])
+        listed = CliRunner().invoke(
+            app, ["sandbox", "list", "--docker-host", DEFAULT_HOST, "--docker-host", docker_ssh]
+        )
         assert listed.exit_code == 0, listed.output
         for sb in made:
             assert any(line.split()[:2] == [sb.name, sb.host] for line in listed.output.splitlines()), listed.output

@@ -20,16 +20,21 @@ def test_a_wrong_base_commit_is_one_line_with_the_right_commit(base_image, tmp_p
     (task,) = parse_tasks(write_tasks(tmp_path, authored_row(base_commit="abc123")))
     with pytest.raises(WrongBaseCommitError) as info:
         ensure_task_image(task, log=lambda _m: None)
-    assert str(info.value) == (f"task authored__ordinal-teens: base_commit abc123 is not the commit the image build "
-                               f"makes; its HEAD is {RIGHT} - set base_commit to that")
+    assert str(info.value) == (
+        f"task authored__ordinal-teens: base_commit abc123 is not the commit the image build "
+        f"makes; its HEAD is {RIGHT} - set base_commit to that"
+    )
     assert info.value.head == RIGHT
 
 
 def test_a_prebuilt_image_without_the_base_commit_is_one_line_with_its_head(base_image):
     image = ensure_task_image(bundled(), log=lambda _m: None)
     task = bundled().model_copy(update={"image_name": image, "env_spec": None, "base_commit": "f" * 40})
-    with pytest.raises(WrongBaseCommitError, match=f"^task {task.instance_id}: base_commit f{{40}} is not in the "
-                       f"repository; its HEAD is {RIGHT} - set base_commit to that$"):
+    with pytest.raises(
+        WrongBaseCommitError,
+        match=f"^task {task.instance_id}: base_commit f{{40}} is not in the "
+        f"repository; its HEAD is {RIGHT} - set base_commit to that$",
+    ):
         check_image(task, image)
     check_image(bundled().model_copy(update={"image_name": image, "env_spec": None}), image)  # the right one passes
 
@@ -41,13 +46,18 @@ def test_build_report_suggests_the_bundled_tasks_lists_and_the_right_base_commit
     report = build_report(task)
     assert report.error is None and report.base_commit == RIGHT
     assert report.image == task_image_name(task.model_copy(update={"base_commit": RIGHT}))
-    assert report.problems == [f"task authored__ordinal-teens: base_commit '' is not the commit the image build makes; "
-                               f"its HEAD is {RIGHT} - set base_commit to that"]
+    assert report.problems == [
+        f"task authored__ordinal-teens: base_commit '' is not the commit the image build makes; "
+        f"its HEAD is {RIGHT} - set base_commit to that"
+    ]
     assert report.FAIL_TO_PASS == bundled().FAIL_TO_PASS and report.PASS_TO_PASS == bundled().PASS_TO_PASS
     f2p = next(t for t in report.tests if t.test == bundled().FAIL_TO_PASS[0])
     assert (f2p.empty, f2p.gold, f2p.role) == ("failed", "passed", "F2P")
-    assert report.snippet() == {"base_commit": RIGHT, "FAIL_TO_PASS": bundled().FAIL_TO_PASS,
-                                "PASS_TO_PASS": bundled().PASS_TO_PASS}
+    assert report.snippet() == {
+        "base_commit": RIGHT,
+        "FAIL_TO_PASS": bundled().FAIL_TO_PASS,
+        "PASS_TO_PASS": bundled().PASS_TO_PASS,
+    }
 
 
 def test_build_report_says_when_no_test_fails_without_the_gold_patch(base_image, tmp_path):

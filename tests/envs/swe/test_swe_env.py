@@ -44,12 +44,24 @@ def test_solving_the_task_gets_reward_one(env, task_row):
     assert info["task_id"] == TASK and info["base_commit"] == task_row["base_commit"]
     assert {t["function"]["name"] for t in info["tools"]} == {"bash", "str_replace_editor", "submit"}
     assert "<issue>" in obs[-1]["content"] and "13rd" in obs[-1]["content"]
-    obs, reward, term, trunc, info = env.step(act(call("bash", {"command": "git log --oneline | wc -l; git rev-parse HEAD; pwd"})))
+    obs, reward, term, trunc, info = env.step(
+        act(call("bash", {"command": "git log --oneline | wc -l; git rev-parse HEAD; pwd"}))
+    )
     lines = obs[0]["content"].split("\n")
     assert lines[:3] == ["1", task_row["base_commit"], "/testbed"]
-    obs, *_ = env.step(act(call("str_replace_editor", {"command": "str_replace", "path": INIT,
-                                                       "old_str": "if number % 100 in (11, 12):",
-                                                       "new_str": "if number % 100 in (11, 12, 13):"})))
+    obs, *_ = env.step(
+        act(
+            call(
+                "str_replace_editor",
+                {
+                    "command": "str_replace",
+                    "path": INIT,
+                    "old_str": "if number % 100 in (11, 12):",
+                    "new_str": "if number % 100 in (11, 12, 13):",
+                },
+            )
+        )
+    )
     assert "has been edited" in obs[0]["content"] and "(11, 12, 13)" in obs[0]["content"]
     obs, reward, term, trunc, info = env.step(act(call("submit", {})))
     assert term and not trunc and reward == 1.0
@@ -71,10 +83,14 @@ def test_giving_up_and_text_replies(env, task_row):
 
 def test_bash_tool_reports_exit_codes_timeouts_and_bad_arguments(env, task_row):
     env.reset(options={"task": task_row})
-    obs, *_ = env.step(act(call("bash", {"command": "echo hi; exit 4"}, "a"),
-                           call("bash", {"command": "sleep 100", "timeout": 1}, "b"),
-                           call("bash", {"command": ["ls"]}, "c"),
-                           call("bash", {}, "d")))
+    obs, *_ = env.step(
+        act(
+            call("bash", {"command": "echo hi; exit 4"}, "a"),
+            call("bash", {"command": "sleep 100", "timeout": 1}, "b"),
+            call("bash", {"command": ["ls"]}, "c"),
+            call("bash", {}, "d"),
+        )
+    )
     assert obs[0]["content"] == "hi\n\n[exit code: 4]"
     assert "timed out after 1s and was killed" in obs[1]["content"]
     assert obs[2]["content"].startswith("Error: invalid arguments") and "command" in obs[2]["content"]
@@ -83,7 +99,10 @@ def test_bash_tool_reports_exit_codes_timeouts_and_bad_arguments(env, task_row):
 
 def test_editor_commands_and_errors(env, task_row):
     env.reset(options={"task": task_row})
-    ed = lambda **kw: env.step(act(call("str_replace_editor", kw)))[0][0]["content"]  # noqa: E731
+
+    def ed(**kw):
+        return env.step(act(call("str_replace_editor", kw)))[0][0]["content"]
+
     view = ed(command="view", path=INIT, view_range=[1, 3])
     assert view.splitlines()[1].startswith("     1\t")
     assert "inflection" in ed(command="view", path="/testbed")
@@ -114,7 +133,10 @@ def test_editor_reads_only_what_it_shows_of_a_huge_file(env, task_row):
     env.reset(options={"task": task_row})
     sb = env.unwrapped.sandbox
     assert sb.exec("head -c 100 /testbed/setup.py > /testbed/big.txt && truncate -s 2G /testbed/big.txt").exit_code == 0
-    ed = lambda **kw: env.step(act(call("str_replace_editor", kw)))[0][0]["content"]  # noqa: E731
+
+    def ed(**kw):
+        return env.step(act(call("str_replace_editor", kw)))[0][0]["content"]
+
     before, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic()
     view = ed(command="view", path="/testbed/big.txt")
     assert "use view_range" in view and len(view) < 20_000
@@ -128,8 +150,10 @@ def test_editor_reads_only_what_it_shows_of_a_huge_file(env, task_row):
 def test_editor_follows_links_inside_the_repository_and_refuses_other_files(env, task_row):
     env.reset(options={"task": task_row})
     sb = env.unwrapped.sandbox
-    setup = ("ln -s inflection/__init__.py /testbed/link.py && ln -s /etc/passwd /testbed/outside && "
-             "mkfifo /testbed/pipe && ln -s /testbed/missing /testbed/dangling")
+    setup = (
+        "ln -s inflection/__init__.py /testbed/link.py && ln -s /etc/passwd /testbed/outside && "
+        "mkfifo /testbed/pipe && ln -s /testbed/missing /testbed/dangling"
+    )
     assert sb.exec(setup).exit_code == 0
 
     def ed(**kw):
@@ -138,12 +162,19 @@ def test_editor_follows_links_inside_the_repository_and_refuses_other_files(env,
         return obs[0]["content"]
 
     assert "def ordinal" in ed(command="view", path="/testbed/link.py")
-    assert "has been edited" in ed(command="str_replace", path="/testbed/link.py", old_str="def ordinal(", new_str="def ordinal (")
-    assert sb.exec("test -L /testbed/link.py && grep -c 'def ordinal (' /testbed/inflection/__init__.py").output.strip() == "1"
+    assert "has been edited" in ed(
+        command="str_replace", path="/testbed/link.py", old_str="def ordinal(", new_str="def ordinal ("
+    )
+    assert (
+        sb.exec("test -L /testbed/link.py && grep -c 'def ordinal (' /testbed/inflection/__init__.py").output.strip()
+        == "1"
+    )
     assert "undone" in ed(command="undo_edit", path="/testbed/link.py")
     assert "outside the repository" in ed(command="view", path="/testbed/outside")
     assert "not a regular file (fifo)" in ed(command="view", path="/testbed/pipe")
-    assert "not a regular file (character special file)" in ed(command="str_replace", path="/dev/null", old_str="a", new_str="b")
+    assert "not a regular file (character special file)" in ed(
+        command="str_replace", path="/dev/null", old_str="a", new_str="b"
+    )
     assert "does not exist" in ed(command="view", path="/testbed/dangling")
     obs, *_ = env.step(act(call("bash", {"command": "echo still alive"})))
     assert obs[0]["content"].strip() == "still alive"
@@ -165,7 +196,11 @@ async def test_async_episode_and_close_twice(task_row):
 
     env = SWEEnv(grade=False)
     obs, info = await env.areset(options={"task": task_row})
-    obs, reward, term, trunc, info = await env.astep(act(call("bash", {"command": "echo x > /testbed/NEW.txt"}), ))
+    obs, reward, term, trunc, info = await env.astep(
+        act(
+            call("bash", {"command": "echo x > /testbed/NEW.txt"}),
+        )
+    )
     obs, reward, term, trunc, info = await env.astep(act(call("submit", {})))
     assert term and "NEW.txt" in env.final_diff
     await env.aclose()
@@ -173,16 +208,16 @@ async def test_async_episode_and_close_twice(task_row):
 
 
 def test_per_task_sandbox_overrides_and_prebuilt_image_rows(task_row):
-    from rollgym.envs.sandbox import Sandbox
+    from rollgym.envs.sandbox import Sandbox, build_image_from_dockerfile
     from rollgym.envs.swe import SWETask, task_image_name
     from rollgym.envs.swe.env import SWEEnv
 
-    from rollgym.envs.sandbox import build_image_from_dockerfile
-
     # A "prebuilt" image whose repository has history past base_commit (a fix commit, a tag, a remote).
-    future = (f"FROM {task_image_name(SWETask.model_validate(task_row))}\n"
-              "RUN echo fixed > FIX.txt && git add FIX.txt && git commit -qm 'the fix' && git tag v-future "
-              "&& git remote add origin https://example.invalid/repo.git\n")
+    future = (
+        f"FROM {task_image_name(SWETask.model_validate(task_row))}\n"
+        "RUN echo fixed > FIX.txt && git add FIX.txt && git commit -qm 'the fix' && git tag v-future "
+        "&& git remote add origin https://example.invalid/repo.git\n"
+    )
     image = build_image_from_dockerfile(future, "rollgym/test-prebuilt:future")
     row = {**task_row, "image_name": image, "env_spec": None, "sandbox": {"mem_limit": "300m", "pids_limit": 99}}
     env = SWEEnv(grade=False)
@@ -205,14 +240,20 @@ def test_a_prebuilt_image_without_the_base_commit_fails_reset_in_one_line(task_r
     from rollgym.envs.swe.env import SWEEnv
     from rollgym.envs.swe.errors import WrongBaseCommitError
 
-    row = {**task_row, "image_name": task_image_name(SWETask.model_validate(task_row)), "env_spec": None,
-           "base_commit": "f" * 40}
+    row = {
+        **task_row,
+        "image_name": task_image_name(SWETask.model_validate(task_row)),
+        "env_spec": None,
+        "base_commit": "f" * 40,
+    }
     env = SWEEnv(grade=False)
     with pytest.raises(WrongBaseCommitError) as info:
         env.reset(options={"task": row})
     env.close()
-    assert str(info.value) == (f"task {TASK}: base_commit {'f' * 40} is not in the repository; its HEAD is "
-                               f"{task_row['base_commit']} - set base_commit to that")
+    assert str(info.value) == (
+        f"task {TASK}: base_commit {'f' * 40} is not in the repository; its HEAD is "
+        f"{task_row['base_commit']} - set base_commit to that"
+    )
 
 
 def test_a_failed_reset_is_a_clear_error_and_step_refuses(task_row):
@@ -237,9 +278,19 @@ async def test_non_root_agent_from_a_warm_pool_can_solve_the_task(task_row):
         await env.areset(options={"task": task_row})
         obs, *_ = await env.astep(act(call("bash", {"command": "id -u && git status --short | wc -l"})))
         assert obs[0]["content"].split("\n")[:2] == ["1000", "0"]
-        obs, *_ = await env.astep(act(call("str_replace_editor", {
-            "command": "str_replace", "path": INIT, "old_str": "if number % 100 in (11, 12):",
-            "new_str": "if number % 100 in (11, 12, 13):"})))
+        obs, *_ = await env.astep(
+            act(
+                call(
+                    "str_replace_editor",
+                    {
+                        "command": "str_replace",
+                        "path": INIT,
+                        "old_str": "if number % 100 in (11, 12):",
+                        "new_str": "if number % 100 in (11, 12, 13):",
+                    },
+                )
+            )
+        )
         assert "has been edited" in obs[0]["content"], obs[0]["content"]
         obs, reward, term, _, info = await env.astep(act(call("submit", {})))
         assert term and reward == 1.0 and info["grade"]["status"] == "graded"
@@ -249,11 +300,17 @@ async def test_non_root_agent_from_a_warm_pool_can_solve_the_task(task_row):
         await pool.aclose()
 
 
-@pytest.mark.parametrize("command,why", [
-    ("truncate -s 1G /testbed/blob.bin", "blob.bin 1,073,741,824 bytes"),  # a new file: refused from its size alone
-    ("head -c 3000000 /dev/zero | tr '\\0' a >> /testbed/inflection/__init__.py", "inflection/__init__.py"),  # grown
-    ("printf 'x\\0y' > /testbed/tiny.bin", "binary file contents"),
-])
+@pytest.mark.parametrize(
+    "command,why",
+    [
+        ("truncate -s 1G /testbed/blob.bin", "blob.bin 1,073,741,824 bytes"),  # a new file: refused from its size alone
+        (
+            "head -c 3000000 /dev/zero | tr '\\0' a >> /testbed/inflection/__init__.py",
+            "inflection/__init__.py",
+        ),  # grown
+        ("printf 'x\\0y' > /testbed/tiny.bin", "binary file contents"),
+    ],
+)
 def test_an_oversized_or_binary_change_is_the_agents_failure_decided_in_seconds(env, task_row, command, why):
     """Not `infra_error` (retry or drop): a policy must not escape its penalty by writing a huge or binary file."""
     env.reset(options={"task": task_row})
@@ -286,7 +343,9 @@ async def test_the_agent_runs_unprivileged_by_default_in_built_task_images(task_
     env = SWEEnv()
     try:
         await env.areset(options={"task": task_row})
-        obs, *_ = await env.astep(act(call("bash", {"command": "id -u; touch /etc/x 2>&1; touch f && echo repo-writable"})))
+        obs, *_ = await env.astep(
+            act(call("bash", {"command": "id -u; touch /etc/x 2>&1; touch f && echo repo-writable"}))
+        )
         out = obs[0]["content"]
         assert out.split("\n")[0] == "1000", out
         assert "Permission denied" in out and "repo-writable" in out

@@ -50,7 +50,11 @@ def test_bundled_tasks_are_real_and_well_formed(tasks):
         assert t.FAIL_TO_PASS and t.PASS_TO_PASS and t.patch.startswith("diff --git")
         assert t.env_spec.sdist_sha256 and t.env_spec.bug_patch
         assert not set(t.FAIL_TO_PASS) & set(t.PASS_TO_PASS)
-        removed = [ln[1:].strip() for ln in t.env_spec.bug_patch.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+        removed = [
+            ln[1:].strip()
+            for ln in t.env_spec.bug_patch.splitlines()
+            if ln.startswith("-") and not ln.startswith("---")
+        ]
         assert not any(r and r in t.problem_statement for r in removed), "the statement gives the fix away"
 
 
@@ -67,8 +71,10 @@ def test_agent_changes_to_tests_are_not_applied(tasks, base_file):
     task = tasks["inflection__ordinal-teens"]
     tests = base_file(task, "test_inflection.py")
     gutted = _edit("test_inflection.py", tests, "def test_ordinal():\n    pass\n")
-    cheat = ("diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1,2 @@\n"
-             "+import pytest\n+collect_ignore_glob = ['*']\n")
+    cheat = (
+        "diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1,2 @@\n"
+        "+import pytest\n+collect_ignore_glob = ['*']\n"
+    )
     res = grade_patch(task, cheat + gutted)
     assert sorted(res.dropped_paths) == ["conftest.py", "test_inflection.py"]
     assert res.status == "graded" and not res.resolved and res.f2p_passed_frac < 1.0
@@ -78,9 +84,10 @@ def test_agent_changes_to_tests_are_not_applied(tasks, base_file):
 def test_skipped_f2p_tests_do_not_count_as_passing(tasks, base_file):
     task = tasks["inflection__ordinal-teens"]
     src = base_file(task, "inflection/__init__.py")
-    fixed = src.replace("if number % 100 in (11, 12):",
-                        "if number % 100 == 13:\n        import pytest; pytest.skip('not today')\n"
-                        "    if number % 100 in (11, 12, 13):")
+    fixed = src.replace(
+        "if number % 100 in (11, 12):",
+        "if number % 100 == 13:\n        import pytest; pytest.skip('not today')\n    if number % 100 in (11, 12, 13):",
+    )
     res = grade_patch(task, _edit("inflection/__init__.py", src, fixed))
     assert res.status == "graded", res.error
     assert "skipped" in res.f2p.values() and not res.resolved
@@ -88,11 +95,15 @@ def test_skipped_f2p_tests_do_not_count_as_passing(tasks, base_file):
 
 def test_fake_results_written_by_agent_code_are_not_trusted(tasks):
     task = tasks["inflection__ordinal-teens"]
-    fake = {"exitstatus": 0, "results": {t: "passed" for t in task.FAIL_TO_PASS + task.PASS_TO_PASS}}
-    hook = (f"+import atexit as _ae, os as _os\n+_ae.register(lambda: open(_os.environ['ROLLGYM_RESULTS'], 'w')"
-            f".write({json.dumps(json.dumps(fake))}))\n+print('PASSED ' * 3)\n")
-    patch = ("diff --git a/inflection/__init__.py b/inflection/__init__.py\n--- a/inflection/__init__.py\n"
-             "+++ b/inflection/__init__.py\n@@ -11,0 +12,3 @@\n" + hook)
+    fake = {"exitstatus": 0, "results": dict.fromkeys(task.FAIL_TO_PASS + task.PASS_TO_PASS, "passed")}
+    hook = (
+        f"+import atexit as _ae, os as _os\n+_ae.register(lambda: open(_os.environ['ROLLGYM_RESULTS'], 'w')"
+        f".write({json.dumps(json.dumps(fake))}))\n+print('PASSED ' * 3)\n"
+    )
+    patch = (
+        "diff --git a/inflection/__init__.py b/inflection/__init__.py\n--- a/inflection/__init__.py\n"
+        "+++ b/inflection/__init__.py\n@@ -11,0 +12,3 @@\n" + hook
+    )
     res = grade_patch(task, patch)
     assert res.status == "graded" and not res.resolved, res
     assert "not trusted" in (res.error or "")
@@ -108,7 +119,15 @@ def test_a_patch_that_does_not_apply_is_a_wrong_answer_not_an_infra_failure(task
 def test_timeouts_and_missing_images_are_infrastructure_failures(tasks, base_file):
     task = tasks["parse__fixed-spans"].model_copy(update={"test_timeout_s": 3.0})
     src = base_file(task, "parse.py")
-    hang = _edit("parse.py", src, src.replace("import logging\n", "import logging, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n", 1))
+    hang = _edit(
+        "parse.py",
+        src,
+        src.replace(
+            "import logging\n",
+            "import logging, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n",
+            1,
+        ),
+    )
     res = grade_patch(task, hang)
     assert res.status == "timeout" and res.infra_failure and not res.resolved
     assert res.duration_s < 60
@@ -118,7 +137,12 @@ def test_timeouts_and_missing_images_are_infrastructure_failures(tasks, base_fil
 
 
 def test_test_path_rules():
-    assert all(map(is_test_path, ["tests/test_x.py", "pkg/tests/util.py", "test_inflection.py", "conftest.py", "a/b_test.py", "tox.ini"]))
+    assert all(
+        map(
+            is_test_path,
+            ["tests/test_x.py", "pkg/tests/util.py", "test_inflection.py", "conftest.py", "a/b_test.py", "tox.ini"],
+        )
+    )
     assert not any(map(is_test_path, ["parse.py", "inflection/__init__.py", "docs/testing.rst", "contest.py"]))
     diff = "diff --git a/parse.py b/parse.py\n+x\ndiff --git a/tests/test_a.py b/tests/test_a.py\n+y\n"
     kept, dropped = filter_agent_diff(diff, set())

@@ -21,8 +21,11 @@ TASK = "inflection__ordinal-teens"
 
 
 def _call(name: str, args: dict) -> dict:
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
+    }
 
 
 def test_a_swe_episode_and_its_grading_run_on_the_second_host(base_image, docker2):
@@ -40,9 +43,17 @@ def test_a_swe_episode_and_its_grading_run_on_the_second_host(base_image, docker
         assert sb.host == docker2 and sb.container.labels["rollgym.docker_host"] == docker2
         assert image_exists(image, second), "the task image was provided on the second host before its sandbox"
         assert [c for c in list_containers(docker_host=DEFAULT_HOST) if sb.name == c] == []
-        obs, *_ = env.step(_call("str_replace_editor", {"command": "str_replace", "path": "/testbed/inflection/__init__.py",
-                                                        "old_str": "if number % 100 in (11, 12):",
-                                                        "new_str": "if number % 100 in (11, 12, 13):"}))
+        obs, *_ = env.step(
+            _call(
+                "str_replace_editor",
+                {
+                    "command": "str_replace",
+                    "path": "/testbed/inflection/__init__.py",
+                    "old_str": "if number % 100 in (11, 12):",
+                    "new_str": "if number % 100 in (11, 12, 13):",
+                },
+            )
+        )
         assert "has been edited" in obs[0]["content"]
         obs, reward, term, trunc, info = env.step(_call("submit", {}))
         assert term and reward == 1.0 and info["grade"]["status"] == "graded"
@@ -53,8 +64,12 @@ def test_a_swe_episode_and_its_grading_run_on_the_second_host(base_image, docker
 
 def _graded_on(host: str, since: int) -> bool:
     """Whether the daemon created a grading container for TASK since `since` (from its own event log)."""
-    events = client_for(host).events(since=since, until=int(time.time()) + 1, decode=True,
-                                     filters={"type": "container", "event": "create", "label": f"rollgym.task_id=grade-{TASK}"})
+    events = client_for(host).events(
+        since=since,
+        until=int(time.time()) + 1,
+        decode=True,
+        filters={"type": "container", "event": "create", "label": f"rollgym.task_id=grade-{TASK}"},
+    )
     return any(True for _ in events)
 
 
@@ -66,10 +81,10 @@ def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_
 
     from docker2_support import kill_docker2, start_docker2
 
-    from rollgym.envs.sandbox import RUN_ID, hosts, prune
-    from rollgym.rollouts.core.batch import run_rollouts
     from rollgym.engines.scripted import ScriptedEngine
+    from rollgym.envs.sandbox import RUN_ID, hosts, prune
     from rollgym.limits import Limits
+    from rollgym.rollouts.core.batch import run_rollouts
     from rollgym.rollouts.core.policy import Policy
 
     monkeypatch.setattr(hosts, "COOLDOWN_S", 1.0)
@@ -83,9 +98,17 @@ def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_
         return {c for c in list_containers(run_id=RUN_ID, docker_host=host) if "grade" not in c} - before[host]
 
     async def main():
-        job = asyncio.create_task(run_rollouts("rollgym/SWE-v0", [task.model_dump(mode="json")], Policy(engine=engine, tokenizer=tool_tok),
-                                               n=4, concurrency=4, limits=Limits(max_turns=20, max_model_len=8192),
-                                               env_kwargs={"sandbox": {"docker_host": both}}))
+        job = asyncio.create_task(
+            run_rollouts(
+                "rollgym/SWE-v0",
+                [task.model_dump(mode="json")],
+                Policy(engine=engine, tokenizer=tool_tok),
+                n=4,
+                concurrency=4,
+                limits=Limits(max_turns=20, max_model_len=8192),
+                env_kwargs={"sandbox": {"docker_host": both}},
+            )
+        )
         # Until the four episodes run commands, two on each host: 20 turns of `sleep 1` keep each alive long
         # enough for the last one to start under load (with 6 turns, the first could end before it did).
         for _ in range(900):
@@ -120,13 +143,19 @@ def test_grading_reuses_the_episodes_slot(base_image, docker2):
 
     task = next(t for t in load_bundled_tasks() if t.instance_id == TASK)
     image = ensure_task_image(task, log=lambda _m: None)
-    sb = DockerSandbox(SandboxConfig(image=image, docker_host=[docker2], max_per_host=1, task_id="episode", use_runner=False))
+    sb = DockerSandbox(
+        SandboxConfig(image=image, docker_host=[docker2], max_per_host=1, task_id="episode", use_runner=False)
+    )
     slot = sb.take_slot()
     sb.close()
     assert slot == docker2 and hosts.load([docker2]) == {docker2: 1}, "the slot outlives the sandbox that gave it"
     done: list = []
-    worker = threading.Thread(target=lambda: done.append(grade_patch(task, task.patch, docker_host=[DEFAULT_HOST, docker2],
-                                                                     max_per_host=1, slot=slot)), daemon=True)
+    worker = threading.Thread(
+        target=lambda: done.append(
+            grade_patch(task, task.patch, docker_host=[DEFAULT_HOST, docker2], max_per_host=1, slot=slot)
+        ),
+        daemon=True,
+    )
     worker.start()
     worker.join(120)  # a daemon thread: were it waiting for a slot for ever, the test fails and the session still ends
     assert done and done[0].resolved, done

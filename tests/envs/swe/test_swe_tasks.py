@@ -10,9 +10,15 @@ from rollgym.envs.core import InvalidTaskError
 from rollgym.envs.swe import SWETask, load_bundled_tasks, parse_tasks, swegym_image_name
 from rollgym.envs.swe.task import parse_task
 
-ROW = {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "a" * 40, "problem_statement": "p",
-       "FAIL_TO_PASS": '["tests/test_a.py::test_x"]', "PASS_TO_PASS": '["tests/test_b.py::test_y", "tests/test_a.py::test_z"]',
-       "image_name": swegym_image_name("getmoto__moto-1234")}
+ROW = {
+    "instance_id": "o__r-1",
+    "repo": "o/r",
+    "base_commit": "a" * 40,
+    "problem_statement": "p",
+    "FAIL_TO_PASS": '["tests/test_a.py::test_x"]',
+    "PASS_TO_PASS": '["tests/test_b.py::test_y", "tests/test_a.py::test_z"]',
+    "image_name": swegym_image_name("getmoto__moto-1234"),
+}
 
 
 def test_jsonl_rows_with_json_string_lists(tmp_path):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from rollgym.rollouts.cli import app
 from standins.loopback import LoopbackServer
 from standins.vllm_standin import make_vllm_standin
 from typer.testing import CliRunner
+
+from rollgym.rollouts.cli import app
 
 runner = CliRunner()
 
@@ -15,17 +16,28 @@ runner = CliRunner()
 def test_engines_lists_every_scheme():
     result = runner.invoke(app, ["engines"])
     assert result.exit_code == 0
-    for needle in ("hf:", "vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B", "vllm-local:", "openai:gpt-4o-mini", "smollm2-135m"):
+    for needle in (
+        "hf:",
+        "vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B",
+        "vllm-local:",
+        "openai:gpt-4o-mini",
+        "smollm2-135m",
+    ):
         assert needle in result.output
 
 
 def test_generate_from_a_vllm_spec_prints_the_generation():
     standin, control = make_vllm_standin("m/x", max_model_len=128)
     with LoopbackServer(standin) as server:
-        result = runner.invoke(app, ["sample", f"vllm:{server.base_url}/v1#m/x", "--prompt-ids", "5,6,7", "--max-tokens", "4", "--seed", "1"])
+        result = runner.invoke(
+            app,
+            ["sample", f"vllm:{server.base_url}/v1#m/x", "--prompt-ids", "5,6,7", "--max-tokens", "4", "--seed", "1"],
+        )
     assert result.exit_code == 0, result.output
     gen = json.loads(result.output)
-    assert gen["engine"] == "vllm-server" and gen["prompt_len"] == 3 and len(gen["completion_ids"]) == len(gen["logprobs"])
+    assert (
+        gen["engine"] == "vllm-server" and gen["prompt_len"] == 3 and len(gen["completion_ids"]) == len(gen["logprobs"])
+    )
     assert control.requests[-1]["prompt"] == [5, 6, 7] and control.requests[-1]["seed"] == 1
 
 

@@ -1,8 +1,8 @@
 """`rollgym check-template` and `rollgym demo` on the real default model's tokenizer."""
 
+from support import FIXTURES
 from typer.testing import CliRunner
 
-from support import FIXTURES
 from rollgym.rollouts.cli import app
 
 runner = CliRunner()

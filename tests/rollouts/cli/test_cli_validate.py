@@ -26,8 +26,13 @@ CLI = [sys.executable, "-m", "rollgym.rollouts.cli.app"]
 def test_a_task_with_a_relative_sdist_validates_from_another_directory(base_image, tmp_path):
     path = write_tasks(tmp_path / "authored", authored_row())
     (tmp_path / "elsewhere").mkdir()
-    res = subprocess.run(CLI + ["validate", "../authored/tasks.jsonl", "-j", "1"], cwd=tmp_path / "elsewhere",
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        CLI + ["validate", "../authored/tasks.jsonl", "-j", "1"],
+        cwd=tmp_path / "elsewhere",
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     header = next(ln for ln in res.stdout.splitlines() if "F2P failing w/o patch" in ln)
     row = next(ln for ln in res.stdout.splitlines() if "authored__ordinal-teens" in ln)
@@ -37,16 +42,21 @@ def test_a_task_with_a_relative_sdist_validates_from_another_directory(base_imag
 
 
 def test_invalid_tasks_exit_1_with_json_and_a_wrong_base_commit_in_one_line(base_image, tmp_path):
-    path = write_tasks(tmp_path, authored_row(instance_id="authored__no-fix", patch=""),  # the gold patch does nothing
-                       authored_row(instance_id="authored__wrong-commit", base_commit="abc123"))
+    path = write_tasks(
+        tmp_path,
+        authored_row(instance_id="authored__no-fix", patch=""),  # the gold patch does nothing
+        authored_row(instance_id="authored__wrong-commit", base_commit="abc123"),
+    )
     res = CliRunner().invoke(app, ["validate", str(path), "--json", "-j", "1"])
     assert res.exit_code == 1, res.output
     no_fix, wrong = (json.loads(line) for line in res.stdout.splitlines())
     assert no_fix["verdict"] == "invalid" and no_fix["problem"].startswith("gold patch not resolved (graded: 8 tests")
     assert no_fix["f2p_failing_without_patch"] == no_fix["f2p_total"] == 8 and no_fix["gold"]["status"] == "graded"
     assert wrong["verdict"] == "invalid" and wrong["gold"] is None
-    assert wrong["problem"] == (f"task authored__wrong-commit: base_commit abc123 is not the commit the image build "
-                                f"makes; its HEAD is {bundled().base_commit} - set base_commit to that")
+    assert wrong["problem"] == (
+        f"task authored__wrong-commit: base_commit abc123 is not the commit the image build "
+        f"makes; its HEAD is {bundled().base_commit} - set base_commit to that"
+    )
     table = CliRunner().invoke(app, ["validate", str(path), "--only", "authored__wrong-commit"])
     assert table.exit_code == 1 and "Traceback" not in table.output
     assert [ln for ln in table.output.splitlines() if "abc123" in ln][0].count("abc123") == 1
@@ -65,8 +75,12 @@ def test_a_task_that_cannot_run_exits_3_in_one_line(docker_engine, tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
 def test_a_signal_stops_validate_and_removes_its_containers(base_image, sig):
     run_id = f"validate-{sig.name.lower()}-{uuid.uuid4().hex[:8]}"
-    proc = subprocess.Popen(CLI + ["validate", "--only", BASE, "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**os.environ, "ROLLGYM_RUN_ID": run_id})
+    proc = subprocess.Popen(
+        CLI + ["validate", "--only", BASE, "-j", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ROLLGYM_RUN_ID": run_id},
+    )
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not list_containers(run_id=run_id):
         time.sleep(0.05)

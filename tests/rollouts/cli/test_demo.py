@@ -15,12 +15,13 @@ from rollgym.rollouts.core.output import read_rollouts
 
 
 def test_the_example_is_what_the_parser_reads_back(tool_tok):
-    args = {"command": "grep -rn \"def \" /testbed | head -20"}
+    args = {"command": 'grep -rn "def " /testbed | head -20'}
     example = tool_call_example(tool_tok, "bash", args)
     assert example.startswith("<tool_call>") and example.endswith("</tool_call>")
     parsed = tool_tok.parse_completion(tool_tok.encode(example) + [tool_tok.end_of_turn_id])
-    assert not parsed.errors and [(c["function"]["name"], json.loads(c["function"]["arguments"]))
-                                  for c in parsed.message["tool_calls"]] == [("bash", args)]
+    assert not parsed.errors and [
+        (c["function"]["name"], json.loads(c["function"]["arguments"])) for c in parsed.message["tool_calls"]
+    ] == [("bash", args)]
     kwargs = demo_env_kwargs(tool_tok)
     assert "<tool_call>" in kwargs["system_prompt"] and "<tool_call>" in kwargs["nudge"]
 
@@ -45,10 +46,10 @@ def scripted_run_dir(tool_tok, say, tmp_path_factory):
     """2 Calculator tasks x 2 samples by a scripted engine: add, then submit."""
     import asyncio
 
-    from rollgym.envs.builtin.calculator import CalculatorEnv
     from rollgym.engines.scripted import ScriptedEngine
-    from rollgym.rollouts.core.generate import generate_to_dir
+    from rollgym.envs.builtin.calculator import CalculatorEnv
     from rollgym.limits import Limits
+    from rollgym.rollouts.core.generate import generate_to_dir
     from rollgym.rollouts.core.policy import Policy
 
     tasks = CalculatorEnv.default_tasks(2)
@@ -57,11 +58,21 @@ def scripted_run_dir(tool_tok, say, tmp_path_factory):
     def policy(prompt, sampling):
         text = tool_tok.hf.decode(prompt)
         question = next(q for q in answers if q in text)
-        return say.call("add", a=1, b=2) if "<tool_response>" not in text else say.call("submit", answer=answers[question])
+        return (
+            say.call("add", a=1, b=2) if "<tool_response>" not in text else say.call("submit", answer=answers[question])
+        )
 
     out = tmp_path_factory.mktemp("demo-proof")
-    asyncio.run(generate_to_dir(env="rollgym/Calculator-v0", tasks=tasks, policy=Policy(engine=ScriptedEngine(policy), tokenizer=tool_tok),
-                                out=out, n=2, limits=Limits(max_turns=4, max_tokens_per_turn=64)))
+    asyncio.run(
+        generate_to_dir(
+            env="rollgym/Calculator-v0",
+            tasks=tasks,
+            policy=Policy(engine=ScriptedEngine(policy), tokenizer=tool_tok),
+            out=out,
+            n=2,
+            limits=Limits(max_turns=4, max_tokens_per_turn=64),
+        )
+    )
     return out
 
 
@@ -70,9 +81,28 @@ def scripted_run_dir(tool_tok, say, tmp_path_factory):
 def test_demo_runs_proves_and_writes_the_viewer(docker_engine, tmp_path):
     """The real main job, made small: the embedded model on one bundled SWE task in Docker, 2 samples."""
     out = tmp_path / "demo"
-    proc = subprocess.run([sys.executable, "-m", "rollgym", "demo", "--out", str(out), "--num-tasks", "1", "--n", "2",
-                           "--max-turns", "2", "--max-tokens-per-turn", "24"],
-                          capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "200"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rollgym",
+            "demo",
+            "--out",
+            str(out),
+            "--num-tasks",
+            "1",
+            "--n",
+            "2",
+            "--max-turns",
+            "2",
+            "--max-tokens-per-turn",
+            "24",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rollouts = list(read_rollouts(out / "rollouts.jsonl"))
     assert len(rollouts) == 2 and {r.env_id for r in rollouts} == {"rollgym/SWE-v0"}

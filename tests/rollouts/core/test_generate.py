@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from rollgym.envs.builtin.calculator import CalculatorEnv
-from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.engines import SamplingParams
 from rollgym.engines.scripted import ScriptedEngine
+from rollgym.envs.builtin.calculator import CalculatorEnv
+from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.rollouts.core.generate import generate_to_dir
 from rollgym.rollouts.core.output import RolloutWriter, pass_at_k, read_rollouts
 from rollgym.rollouts.core.policy import Policy
@@ -40,8 +40,15 @@ def solver(tool_tok, say, wrong_every: int = 0):
 async def test_groups_concurrency_and_order(tool_tok, say):
     engine = ScriptedEngine(solver(tool_tok, say), delay_s=0.01)
     seen = []
-    rollouts = await run_rollouts("rollgym/Calculator-v0", TASKS, Policy(engine=engine, tokenizer=tool_tok), n=3, concurrency=5,
-                                  sampling=SamplingParams(seed=7), on_result=seen.append)
+    rollouts = await run_rollouts(
+        "rollgym/Calculator-v0",
+        TASKS,
+        Policy(engine=engine, tokenizer=tool_tok),
+        n=3,
+        concurrency=5,
+        sampling=SamplingParams(seed=7),
+        on_result=seen.append,
+    )
     assert len(rollouts) == len(seen) == 12
     assert [(r.task_id, r.sample_index) for r in rollouts] == [(t["task_id"], s) for t in TASKS for s in range(3)]
     assert all(r.reward == 1.0 and r.group_id == r.task_id for r in rollouts)
@@ -58,7 +65,9 @@ async def test_one_failing_rollout_does_not_take_down_the_batch(tool_tok, say):
             raise RuntimeError("sandbox quota exceeded")
         return CalculatorEnv()
 
-    rollouts = await run_rollouts(factory, TASKS[:2], Policy(engine=ScriptedEngine(solver(tool_tok, say)), tokenizer=tool_tok), n=2, concurrency=1)
+    rollouts = await run_rollouts(
+        factory, TASKS[:2], Policy(engine=ScriptedEngine(solver(tool_tok, say)), tokenizer=tool_tok), n=2, concurrency=1
+    )
     assert len(rollouts) == 4
     assert sum(r.error is not None for r in rollouts) == 1
     bad = next(r for r in rollouts if r.error)
@@ -67,8 +76,14 @@ async def test_one_failing_rollout_does_not_take_down_the_batch(tool_tok, say):
 
 async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_path):
     out = tmp_path / "run"
-    summary = await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS[:2], policy=Policy(engine=ScriptedEngine(solver(tool_tok, say, 2)), tokenizer=tool_tok),
-                                    out=out, n=2, concurrency=2)
+    summary = await generate_to_dir(
+        env="rollgym/Calculator-v0",
+        tasks=TASKS[:2],
+        policy=Policy(engine=ScriptedEngine(solver(tool_tok, say, 2)), tokenizer=tool_tok),
+        out=out,
+        n=2,
+        concurrency=2,
+    )
     lines = (out / "rollouts.jsonl").read_text().splitlines()
     assert len(lines) == 4 and all(json.loads(line)["schema_version"] == 1 for line in lines)
     assert summary["rollouts"] == 4 and summary["reward_mean"] == 0.5
@@ -76,11 +91,20 @@ async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_pa
     assert json.loads((out / "summary.json").read_text())["rollouts"] == 4
     # Resume with more tasks: only the missing (task, sample) pairs run.
     engine = ScriptedEngine(solver(tool_tok, say))
-    await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, policy=Policy(engine=engine, tokenizer=tool_tok), out=out, n=2, resume=True)
+    await generate_to_dir(
+        env="rollgym/Calculator-v0",
+        tasks=TASKS,
+        policy=Policy(engine=engine, tokenizer=tool_tok),
+        out=out,
+        n=2,
+        resume=True,
+    )
     keys = [r.key for r in read_rollouts(out / "rollouts.jsonl")]
     assert len(keys) == len(set(keys)) == 8 and engine.calls == 4
     with pytest.raises(FileExistsError, match="--resume"):
-        await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, policy=Policy(engine=engine, tokenizer=tool_tok), out=out, n=2)
+        await generate_to_dir(
+            env="rollgym/Calculator-v0", tasks=TASKS, policy=Policy(engine=engine, tokenizer=tool_tok), out=out, n=2
+        )
     # The output loads with datasets, and exports to Parquet with TRL's columns.
     from datasets import load_dataset
 
@@ -92,7 +116,9 @@ async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_pa
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
-    assert count == 8 and {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "reward/correct"} <= set(table.column_names)
+    assert count == 8 and {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "reward/correct"} <= set(
+        table.column_names
+    )
 
 
 def test_torn_last_line_is_repaired(tmp_path, tool_tok):
@@ -125,8 +151,26 @@ def _started(cmd: list[str], out, env: dict):
 def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
     """The real CLI with the real default model: SIGINT mid-run, then --resume completes the rest (in 2 worker processes)."""
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "rollgym.rollouts.cli.app", "generate", "--env", "rollgym/Calculator-v0", "--num-tasks", "6",
-           "--n", "2", "--concurrency", "2", "--max-turns", "1", "--max-tokens", "8", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rollgym.rollouts.cli.app",
+        "generate",
+        "--env",
+        "rollgym/Calculator-v0",
+        "--num-tasks",
+        "6",
+        "--n",
+        "2",
+        "--concurrency",
+        "2",
+        "--max-turns",
+        "1",
+        "--max-tokens",
+        "8",
+        "--out",
+        str(out),
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc, path = _started(cmd, out, env)
     proc.send_signal(signal.SIGINT)
@@ -147,8 +191,26 @@ def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
 def test_sigterm_stops_like_ctrl_c_with_exit_143(tmp_path):
     """SIGTERM (what Kubernetes, SLURM, Ray and `timeout` send) unwinds as Ctrl-C does: a valid file, exit 143."""
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "rollgym.rollouts.cli.app", "generate", "--env", "rollgym/Calculator-v0", "--num-tasks", "6",
-           "--n", "2", "--concurrency", "2", "--max-turns", "1", "--max-tokens", "8", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rollgym.rollouts.cli.app",
+        "generate",
+        "--env",
+        "rollgym/Calculator-v0",
+        "--num-tasks",
+        "6",
+        "--n",
+        "2",
+        "--concurrency",
+        "2",
+        "--max-turns",
+        "1",
+        "--max-tokens",
+        "8",
+        "--out",
+        str(out),
+    ]
     proc, path = _started(cmd, out, {**os.environ, "HF_HUB_OFFLINE": "1"})
     proc.send_signal(signal.SIGTERM)
     output = proc.communicate(timeout=120)[0].decode()
@@ -164,8 +226,26 @@ def test_workers_that_cannot_build_the_engine_stop_generate_without_writing_erro
     empty = tmp_path / "not-a-model"
     empty.mkdir()
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "rollgym.rollouts.cli.app", "generate", "--env", "rollgym/Calculator-v0", "--num-tasks", "3",
-           "--n", "1", "--workers", "2", "--model", f"hf:{empty}", "--tokenizer", "smollm2-135m", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rollgym.rollouts.cli.app",
+        "generate",
+        "--env",
+        "rollgym/Calculator-v0",
+        "--num-tasks",
+        "3",
+        "--n",
+        "1",
+        "--workers",
+        "2",
+        "--model",
+        f"hf:{empty}",
+        "--tokenizer",
+        "smollm2-135m",
+        "--out",
+        str(out),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "could not start" in done.stderr and str(empty) in done.stderr
@@ -176,7 +256,10 @@ def test_writer_keeps_a_rollout_with_a_value_json_cannot_hold(tmp_path):
     """An environment's own object in a record is written as text, not a crashed writer or a lost line."""
     from rollgym.rollouts.core.records import Rollout, ToolCall, Turn
 
-    rollout = Rollout(task_id="t", turns=[Turn(index=0, prompt_len=3, tool_calls=[ToolCall(id="c", name="f", arguments={"when": object()})])])
+    rollout = Rollout(
+        task_id="t",
+        turns=[Turn(index=0, prompt_len=3, tool_calls=[ToolCall(id="c", name="f", arguments={"when": object()})])],
+    )
     writer = RolloutWriter(tmp_path)
     writer.write(rollout)
     writer.close()

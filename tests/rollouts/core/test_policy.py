@@ -65,7 +65,7 @@ def test_a_chat_engine_policy_has_no_tokenizer():
     policy = rg.Policy("openai:http://127.0.0.1:9/v1#gpt-4o-mini")
     assert policy.token_exact is False and policy.tokenizer is None and policy.stop_token_ids == []
     with pytest.raises(rg.UsageError, match="chat engine"):
-        policy.pad_token_id  # noqa: B018
+        policy.pad_token_id  # noqa: B018 - the property's getter is what raises
     with pytest.raises(rg.UsageError, match="token-in/token-out"):
         rg.RecordingProxy(policy)
 
@@ -80,8 +80,11 @@ def test_model_dir_resolves_the_default_model():
 
 
 async def test_a_spec_string_works_wherever_a_policy_does(say, tool_tok):
-    rollout = await rg.rollout("rollgym/Calculator-v0", rg.Policy(engine=ScriptedEngine([say.call("submit", answer=1)]),
-                                                                  tokenizer=tool_tok), task={"task_id": "t", "question": "1?", "answer": 1})
+    rollout = await rg.rollout(
+        "rollgym/Calculator-v0",
+        rg.Policy(engine=ScriptedEngine([say.call("submit", answer=1)]), tokenizer=tool_tok),
+        task={"task_id": "t", "question": "1?", "answer": 1},
+    )
     assert rollout.reward == 1.0 and rollout.env_id == "rollgym/Calculator-v0" and rollout.task_id == "t"
 
 
@@ -105,8 +108,13 @@ def counting(say):
     from rollgym.engines import register_engine
 
     _CountingEngine.built, _CountingEngine.reply = [], say.call("submit", answer=1)
-    register_engine("counting", _CountingEngine, example="counting:x", summary="test engine",
-                    tokenizer_source=lambda rest: "smollm2-135m")
+    register_engine(
+        "counting",
+        _CountingEngine,
+        example="counting:x",
+        summary="test engine",
+        tokenizer_source=lambda rest: "smollm2-135m",
+    )
     return _CountingEngine
 
 
@@ -152,8 +160,11 @@ async def test_a_policy_whose_engine_cannot_be_built_fails_the_call_before_any_e
     from rollgym.engines import ModelUnavailableError
 
     with pytest.raises(ModelUnavailableError):
-        await rg.run_rollouts("rollgym/Calculator-v0", [{"task_id": "t", "question": "1?", "answer": 1}],
-                              rg.Policy("hf:/no-such-model-dir", tokenizer=tool_tok))
+        await rg.run_rollouts(
+            "rollgym/Calculator-v0",
+            [{"task_id": "t", "question": "1?", "answer": 1}],
+            rg.Policy("hf:/no-such-model-dir", tokenizer=tool_tok),
+        )
 
 
 async def test_an_engine_factory_builds_anew_after_each_close_and_stays_in_its_process(tool_tok, say):

@@ -8,11 +8,17 @@ import os
 
 import pytest
 
-from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.engines.scripted import ScriptedEngine
-from rollgym.rollouts.integrations.trl import component_reward, env_reward, make_rollout_func, task_from_prompt, to_trl_columns
+from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.limits import Limits
 from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.integrations.trl import (
+    component_reward,
+    env_reward,
+    make_rollout_func,
+    task_from_prompt,
+    to_trl_columns,
+)
 
 
 def test_columns_follow_trl_contract(tool_tok, say):
@@ -22,11 +28,15 @@ def test_columns_follow_trl_contract(tool_tok, say):
 
     tasks = CalculatorEnv.default_tasks(2)
     engine = ScriptedEngine([say.call("submit", answer=tasks[0]["answer"]), say.text("no idea")])
-    rollouts = asyncio.run(run_rollouts("rollgym/Calculator-v0", tasks, Policy(engine=engine, tokenizer=tool_tok), n=1, concurrency=1))
+    rollouts = asyncio.run(
+        run_rollouts("rollgym/Calculator-v0", tasks, Policy(engine=engine, tokenizer=tool_tok), n=1, concurrency=1)
+    )
     cols = to_trl_columns(rollouts, pad_id=0)
-    assert {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "reward_correct", "rollgym_turns"} <= set(cols)
+    assert {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "reward_correct", "rollgym_turns"} <= set(
+        cols
+    )
     assert all(len(v) == 2 for v in cols.values())
-    for ids, lps, mask in zip(cols["completion_ids"], cols["logprobs"], cols["env_mask"]):
+    for ids, lps, mask in zip(cols["completion_ids"], cols["logprobs"], cols["env_mask"], strict=True):
         assert len(ids) == len(lps) == len(mask) and mask[-1] == 1 and ids[-1] == tool_tok.end_of_turn_id
     assert cols["reward"] == [1.0, 0.0] and env_reward(None, **cols) == [1.0, 0.0]
     assert component_reward("submitted")(None, **cols) == [1.0, 0.0]
@@ -65,11 +75,28 @@ def test_grpo_trainer_trains_two_steps_through_rollgym(tmp_path):
         batches.append((list(prompts), list(original.last_rollouts), out))
         return out
 
-    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, max_steps=2,
-                      max_completion_length=16, learning_rate=1e-6, logging_steps=1, report_to=[], use_cpu=True,
-                      bf16=False, save_strategy="no", temperature=1.0, seed=0)
-    trainer = GRPOTrainer(model=str(smollm2_dir()), reward_funcs=[env_reward, component_reward("submitted"), confidence], args=args,
-                          train_dataset=dataset, rollout_func=recording)
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_steps=2,
+        max_completion_length=16,
+        learning_rate=1e-6,
+        logging_steps=1,
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        save_strategy="no",
+        temperature=1.0,
+        seed=0,
+    )
+    trainer = GRPOTrainer(
+        model=str(smollm2_dir()),
+        reward_funcs=[env_reward, component_reward("submitted"), confidence],
+        args=args,
+        train_dataset=dataset,
+        rollout_func=recording,
+    )
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
     assert trainer.state.global_step == 2 and len(batches) == 2
@@ -79,7 +106,7 @@ def test_grpo_trainer_trains_two_steps_through_rollgym(tmp_path):
         assert out["reward"] == [r.reward for r in rollouts]
     logs = [h for h in trainer.state.log_history if "rewards/env_reward/mean" in h]
     assert len(logs) == 2
-    for log, (_, rollouts, _) in zip(logs, batches):
+    for log, (_, rollouts, _) in zip(logs, batches, strict=True):
         scored = [r.reward for r in rollouts if r.error is None]
         submitted = [r.reward_components.get("submitted", 0.0) for r in rollouts if r.error is None]
         assert math.isclose(log["rewards/env_reward/mean"], sum(scored) / len(scored), abs_tol=1e-6)

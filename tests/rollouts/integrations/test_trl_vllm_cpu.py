@@ -6,9 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from vllm_support import json_result, run_in_vllm_venv
-
 
 
 def test_the_patch_changes_nothing_without_vllm_on_a_cpu():
@@ -23,7 +21,7 @@ def test_the_patch_changes_nothing_without_vllm_on_a_cpu():
 
 def _max_abs(a: list[float], b: list[float]) -> float:
     assert len(a) == len(b) > 0
-    return max(abs(x - y) for x, y in zip(a, b))
+    return max(abs(x - y) for x, y in zip(a, b, strict=True))
 
 
 def test_the_patch_builds_a_cpu_friendly_llm_and_swaps_the_colocate_sync(monkeypatch):
@@ -42,8 +40,13 @@ def test_the_patch_builds_a_cpu_friendly_llm_and_swaps_the_colocate_sync(monkeyp
         assert trl_vllm_cpu.patch_trl_for_vllm_cpu() and trl_vllm_cpu.patch_trl_for_vllm_cpu()  # idempotent
         vllm_generation.LLM(model="m", max_model_len=None, max_num_batched_tokens=4096)
         vllm_generation.LLM(model="m", max_model_len=8192, max_num_batched_tokens=4096)
-        assert built[0] == {"model": "m", "max_model_len": None, "dtype": "float32", "enforce_eager": True,
-                            "enable_chunked_prefill": False}  # TRL's 4096 dropped: vLLM sizes it to the model
+        assert built[0] == {
+            "model": "m",
+            "max_model_len": None,
+            "dtype": "float32",
+            "enforce_eager": True,
+            "enable_chunked_prefill": False,
+        }  # TRL's 4096 dropped: vLLM sizes it to the model
         assert built[1]["max_num_batched_tokens"] == 8192
         generation = type("Gen", (), {"mode": "colocate"})()
         vllm_generation.VLLMGeneration.sync_weights(generation)
@@ -58,7 +61,9 @@ def test_grpo_colocate_on_cpu_syncs_weights_into_vllm(tmp_path, vllm_venv):
     from rollgym.engines.default_model import smollm2_dir
 
     script = Path(__file__).with_name("trl_colocate_run.py")
-    result = json_result(run_in_vllm_venv([str(script), str(smollm2_dir()), str(tmp_path / "out")], tmp_path, timeout=1500))
+    result = json_result(
+        run_in_vllm_venv([str(script), str(smollm2_dir()), str(tmp_path / "out")], tmp_path, timeout=1500)
+    )
     assert result["patched"] and result["dtype"] == "torch.float32" and result["global_step"] == 2
     steps = result["steps"]
     assert [s["global_step"] for s in steps] == [0, 1] and all(s["engines"] == ["vllm-colocate"] for s in steps)

@@ -30,7 +30,9 @@ async def async_agent(row, base_url, api_key):
 
 
 def crashing_agent(row, base_url, api_key):
-    openai.OpenAI(base_url=base_url, api_key="x").chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    openai.OpenAI(base_url=base_url, api_key="x").chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}]
+    )
     raise RuntimeError("the agent fell over")
 
 
@@ -54,7 +56,7 @@ def test_agents_become_token_exact_trl_rows(engine, ptok, agent):
     assert [r.sample_index for r in rollouts] == [0, 1, 0, 0] and rollouts[0].group_id == rollouts[1].group_id
     assert len({s.id for s in func.last_sessions}) == 4
     expected_turns = 2 if agent is sync_agent else 1
-    for r, c in zip(rollouts, cols["completion_ids"]):
+    for r, c in zip(rollouts, cols["completion_ids"], strict=True):
         assert r.error is None and len(r.turns) == expected_turns and r.token_exact
         assert c == r.token_view()["completion_ids"]
 
@@ -70,17 +72,23 @@ def test_a_crashing_agent_is_an_errored_row_not_a_crashed_batch(engine, ptok):
     cols = func([json.dumps(r) for r in rows], None)
     good, bad = func.last_rollouts
     assert good.error is None and good.reward == 1.0
-    assert bad.error.category == "agent" and "fell over" in bad.error.message and bad.turns  # its call is still recorded
+    assert (
+        bad.error.category == "agent" and "fell over" in bad.error.message and bad.turns
+    )  # its call is still recorded
     assert env_reward(reward=cols["reward"], rollgym_error=cols["rollgym_error"]) == [1.0, None]
 
 
 def test_subprocess_agent_gets_the_session_endpoint(engine, ptok):
-    script = ("import json, os, sys, openai; row = json.load(sys.stdin); "
-              "c = openai.OpenAI(); "  # reads OPENAI_BASE_URL and OPENAI_API_KEY
-              "r = c.chat.completions.create(model='m', messages=[{'role': 'user', 'content': row['question']}]); "
-              "print(r.choices[0].message.content)")
+    script = (
+        "import json, os, sys, openai; row = json.load(sys.stdin); "
+        "c = openai.OpenAI(); "  # reads OPENAI_BASE_URL and OPENAI_API_KEY
+        "r = c.chat.completions.create(model='m', messages=[{'role': 'user', 'content': row['question']}]); "
+        "print(r.choices[0].message.content)"
+    )
     agent = SubprocessAgent([sys.executable, "-c", script], timeout_s=60)
-    func = agent_rollout_func(agent, lambda row, out, r: float(out.stdout.strip() == "42"), policy=Policy(engine=engine, tokenizer=ptok))
+    func = agent_rollout_func(
+        agent, lambda row, out, r: float(out.stdout.strip() == "42"), policy=Policy(engine=engine, tokenizer=ptok)
+    )
     cols = func([json.dumps({"task_id": "s", "question": "?"})], None)
     assert cols["reward"] == [1.0] and len(func.last_rollouts[0].turns) == 1
 
@@ -91,7 +99,9 @@ def test_agent_without_calls_or_failing_process(engine, ptok):
     cols = func([json.dumps({"task_id": "s"})], None)
     (r,) = func.last_rollouts
     assert r.error.category == "agent" and "exited with 3" in r.error.message
-    assert cols["completion_ids"] == [[ptok.hf.pad_token_id if ptok.hf.pad_token_id is not None else ptok.end_of_turn_id]]
+    assert cols["completion_ids"] == [
+        [ptok.hf.pad_token_id if ptok.hf.pad_token_id is not None else ptok.end_of_turn_id]
+    ]
 
 
 def test_concurrency_is_bounded(engine, ptok):

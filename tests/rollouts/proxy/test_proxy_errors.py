@@ -24,26 +24,36 @@ def proxy(scripted_proxy, scripts):
 
 def test_invalid_json(proxy):
     sess = proxy.session()
-    resp = httpx.post(f"{sess.base_url}/chat/completions", content=b"{not json", headers={"content-type": "application/json"})
+    resp = httpx.post(
+        f"{sess.base_url}/chat/completions", content=b"{not json", headers={"content-type": "application/json"}
+    )
     assert _error(resp, 400)["code"] == "invalid_json"
 
 
-@pytest.mark.parametrize("body, param", [
-    ({"model": "m", "messages": "hello"}, "messages"),
-    ({"model": "m", "messages": []}, "messages"),
-    ({"model": "m", "messages": [{"role": "wizard", "content": "x"}]}, "messages.0.role"),
-    ({"model": "m", "messages": MSGS, "temperature": "hot"}, "temperature"),
-    ({"model": "m", "messages": MSGS, "max_tokens": 0}, "max_tokens"),
-    ({"model": "m", "messages": MSGS, "tools": [{"type": "function"}]}, "tools.0.function"),
-    ({"model": "m", "messages": MSGS, "n": 2}, "n"),
-    ({"model": "m", "messages": MSGS, "stop": ["\n\n"]}, "stop"),
-    ({"model": "m", "messages": MSGS, "presence_penalty": 0.5}, "presence_penalty"),
-    ({"model": "m", "messages": [{"role": "tool", "content": "x"}]}, "messages[0].tool_call_id"),
-    ({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
-     "messages[0].content"),
-    ({"model": "m", "messages": MSGS + [{"role": "assistant", "content": "prefill"}]}, "messages"),
-    ([1, 2, 3], None),
-])
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        ({"model": "m", "messages": "hello"}, "messages"),
+        ({"model": "m", "messages": []}, "messages"),
+        ({"model": "m", "messages": [{"role": "wizard", "content": "x"}]}, "messages.0.role"),
+        ({"model": "m", "messages": MSGS, "temperature": "hot"}, "temperature"),
+        ({"model": "m", "messages": MSGS, "max_tokens": 0}, "max_tokens"),
+        ({"model": "m", "messages": MSGS, "tools": [{"type": "function"}]}, "tools.0.function"),
+        ({"model": "m", "messages": MSGS, "n": 2}, "n"),
+        ({"model": "m", "messages": MSGS, "stop": ["\n\n"]}, "stop"),
+        ({"model": "m", "messages": MSGS, "presence_penalty": 0.5}, "presence_penalty"),
+        ({"model": "m", "messages": [{"role": "tool", "content": "x"}]}, "messages[0].tool_call_id"),
+        (
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}],
+            },
+            "messages[0].content",
+        ),
+        ({"model": "m", "messages": MSGS + [{"role": "assistant", "content": "prefill"}]}, "messages"),
+        ([1, 2, 3], None),
+    ],
+)
 def test_wrong_types_and_unsupported_fields(proxy, body, param):
     sess = proxy.session()
     err = _error(httpx.post(f"{sess.base_url}/chat/completions", json=body), 400)
@@ -52,12 +62,15 @@ def test_wrong_types_and_unsupported_fields(proxy, body, param):
 
 
 def test_unknown_session_and_route(proxy):
-    err = _error(httpx.post(f"{proxy.base_url}/sessions/nope/v1/chat/completions", json={"model": "m", "messages": MSGS}), 404)
+    err = _error(
+        httpx.post(f"{proxy.base_url}/sessions/nope/v1/chat/completions", json={"model": "m", "messages": MSGS}), 404
+    )
     assert err["code"] == "session_not_found"
     assert _error(httpx.get(f"{proxy.base_url}/v1/chat/completions"), 404)["code"] == "not_found"
     with pytest.raises(openai.NotFoundError):
-        openai.OpenAI(base_url=f"{proxy.base_url}/sessions/nope/v1", api_key="x", max_retries=0).chat.completions.create(
-            model="m", messages=MSGS)
+        openai.OpenAI(
+            base_url=f"{proxy.base_url}/sessions/nope/v1", api_key="x", max_retries=0
+        ).chat.completions.create(model="m", messages=MSGS)
 
 
 def test_oversize_body_by_header_and_by_stream(proxy):
@@ -80,7 +93,9 @@ def test_api_key_is_enforced(scripted_proxy, scripts):
     missing = httpx.post(f"{sess.base_url}/chat/completions", json={"model": "m", "messages": MSGS})
     assert _error(missing, 401)["code"] == "invalid_api_key"
     with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(base_url=sess.base_url, api_key="wrong", max_retries=0).chat.completions.create(model="m", messages=MSGS)
+        openai.OpenAI(base_url=sess.base_url, api_key="wrong", max_retries=0).chat.completions.create(
+            model="m", messages=MSGS
+        )
     assert _error(httpx.post(f"{proxy.base_url}/sessions", headers={"authorization": "Bearer nope"}), 401)
     ok = openai.OpenAI(base_url=sess.base_url, api_key="s3cret").chat.completions.create(model="m", messages=MSGS)
     assert ok.choices[0].message.content == "ok"
@@ -124,23 +139,37 @@ def test_a_bug_in_the_proxy_is_a_500_json_not_a_dropped_connection(scripted_prox
 MSG = '"messages":[{"role":"user","content":"x"}]'
 
 
-@pytest.mark.parametrize("raw, param, code", [
-    ('{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}', "messages.0.content", "invalid_unicode"),
-    ('{"model":"m","messages":[{"role":"user","content":"x","\\udc00":1}]}', "messages.0", "invalid_unicode"),
-    ('{"model":"m",%s,"metadata":%s}' % (MSG, "[" * 5000 + "]" * 5000), None, "invalid_json"),
-    ('{"model":"m",%s,"metadata":%s}' % (MSG, "[" * 200 + "]" * 200), "metadata." + ".".join(["0"] * 100), "invalid_json"),
-    ('{"model":"m",%s,"max_tokens":%s}' % (MSG, "9" * 5000), None, "invalid_json"),
-    ('{"model":"m",%s,"max_tokens":%s}' % (MSG, "1" + "0" * 30), "max_tokens", None),
-    ('{"model":"m",%s,"chat_template_kwargs":{"tools":5}}' % MSG, "chat_template_kwargs.tools", None),
-    ('{"model":"m",%s,"chat_template_kwargs":{"add_generation_prompt":false}}' % MSG,
-     "chat_template_kwargs.add_generation_prompt", None),
-])
+@pytest.mark.parametrize(
+    "raw, param, code",
+    [
+        ('{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}', "messages.0.content", "invalid_unicode"),
+        ('{"model":"m","messages":[{"role":"user","content":"x","\\udc00":1}]}', "messages.0", "invalid_unicode"),
+        ('{{"model":"m",{},"metadata":{}}}'.format(MSG, "[" * 5000 + "]" * 5000), None, "invalid_json"),
+        (
+            '{{"model":"m",{},"metadata":{}}}'.format(MSG, "[" * 200 + "]" * 200),
+            "metadata." + ".".join(["0"] * 100),
+            "invalid_json",
+        ),
+        ('{{"model":"m",{},"max_tokens":{}}}'.format(MSG, "9" * 5000), None, "invalid_json"),
+        ('{{"model":"m",{},"max_tokens":{}}}'.format(MSG, "1" + "0" * 30), "max_tokens", None),
+        (f'{{"model":"m",{MSG},"chat_template_kwargs":{{"tools":5}}}}', "chat_template_kwargs.tools", None),
+        (
+            f'{{"model":"m",{MSG},"chat_template_kwargs":{{"add_generation_prompt":false}}}}',
+            "chat_template_kwargs.add_generation_prompt",
+            None,
+        ),
+    ],
+)
 def test_client_mistakes_inside_the_json_are_4xx_naming_the_field(scripted_proxy, scripts, raw, param, code):
     """Issue 17 item 10: each of these was a 500 (or a dropped connection for the deep nesting)."""
     proxy, _ = scripted_proxy(lambda prompt, sampling: scripts.text("ok"))
     sess = proxy.session()
-    err = _error(httpx.post(f"{sess.base_url}/chat/completions", content=raw.encode(),
-                            headers={"content-type": "application/json"}), 400)
+    err = _error(
+        httpx.post(
+            f"{sess.base_url}/chat/completions", content=raw.encode(), headers={"content-type": "application/json"}
+        ),
+        400,
+    )
     assert err["param"] == param and err["code"] == code and err["type"] == "invalid_request_error"
     assert sess.calls == [] and sess.errors == []
     ok = httpx.post(f"{sess.base_url}/chat/completions", json={"model": "m", "messages": MSGS})

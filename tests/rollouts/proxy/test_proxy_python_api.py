@@ -5,19 +5,24 @@ from __future__ import annotations
 import openai
 
 from rollgym.engines.scripted import ScriptedEngine
-from rollgym.rollouts.proxy import RecordingProxy
 from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.proxy import RecordingProxy
 
 
 async def test_async_with_serves_on_the_running_loop(ptok, scripts, tools):
     engine = ScriptedEngine([scripts.call("add", a=1, b=1), scripts.text("2")])
     async with RecordingProxy(Policy(engine=engine, tokenizer=ptok), api_key="k") as proxy:
         sess = proxy.session(task_id="t")
-        assert sess.base_url == f"{proxy.base_url}/sessions/{sess.id}/v1" and proxy.base_url.startswith("http://127.0.0.1:")
+        assert sess.base_url == f"{proxy.base_url}/sessions/{sess.id}/v1" and proxy.base_url.startswith(
+            "http://127.0.0.1:"
+        )
         client = openai.AsyncOpenAI(base_url=sess.base_url, api_key="k", max_retries=0)
         msgs = [{"role": "user", "content": "1+1"}]
         first = (await client.chat.completions.create(model="m", messages=msgs, tools=tools)).choices[0].message
-        msgs += [first.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "2"}]
+        msgs += [
+            first.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "2"},
+        ]
         await client.chat.completions.create(model="m", messages=msgs, tools=tools)
     (rollout,) = sess.rollouts()
     assert rollout.task_id == "t" and len(rollout.turns) == 2 and rollout.turns[0].env_messages[0]["content"] == "2"
@@ -30,7 +35,9 @@ async def test_tool_choice_none_and_required_are_reported(ptok, scripts, tools):
         sess = proxy.session()
         client = openai.AsyncOpenAI(base_url=sess.base_url, api_key="x", max_retries=0)
         msgs = [{"role": "user", "content": "1+1"}]
-        none = (await client.chat.completions.create(model="m", messages=msgs, tools=tools, tool_choice="none")).choices[0]
+        none = (
+            await client.chat.completions.create(model="m", messages=msgs, tools=tools, tool_choice="none")
+        ).choices[0]
         assert none.message.tool_calls is None and none.finish_reason == "stop"
         required = await client.chat.completions.create(model="m", messages=msgs, tools=tools, tool_choice="required")
         assert required.choices[0].message.content == "no tools"

@@ -24,12 +24,15 @@ def _teacher_forced(model, ids: list[int]) -> list[float]:
 def test_plain_chat_returns_what_was_recorded(real_proxy):
     proxy, spy = real_proxy
     sess = proxy.session()
-    resp = _client(sess).chat.completions.create(model="smollm2", messages=[{"role": "user", "content": "Say hello."}],
-                                                 seed=1, max_tokens=16, logprobs=True)
+    resp = _client(sess).chat.completions.create(
+        model="smollm2", messages=[{"role": "user", "content": "Say hello."}], seed=1, max_tokens=16, logprobs=True
+    )
     (call,) = sess.calls
     assert resp.choices[0].message.content == call.reply["content"]
     assert resp.choices[0].finish_reason in ("stop", "length") and resp.choices[0].finish_reason == call.finish_reason
-    assert resp.usage.prompt_tokens == call.prompt_len and resp.usage.completion_tokens == len(call.completion_ids) <= 16
+    assert (
+        resp.usage.prompt_tokens == call.prompt_len and resp.usage.completion_tokens == len(call.completion_ids) <= 16
+    )
     assert [t.logprob for t in resp.choices[0].logprobs.content] == pytest.approx(call.logprobs)
     assert spy.prompts[-1] == sess.rollouts()[0].prompt_ids
 
@@ -38,8 +41,12 @@ def test_streaming_chunks_rebuild_the_recorded_reply(real_proxy):
     proxy, _ = real_proxy
     sess = proxy.session()
     stream = _client(sess).chat.completions.create(
-        model="smollm2", messages=[{"role": "user", "content": "Write one sentence about the sea."}], seed=2,
-        stream=True, stream_options={"include_usage": True})
+        model="smollm2",
+        messages=[{"role": "user", "content": "Write one sentence about the sea."}],
+        seed=2,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     text, finish, usage, roles = "", None, None, []
     for chunk in stream:
         if chunk.usage:
@@ -58,10 +65,14 @@ def test_tool_conversation_over_turns_is_token_exact(real_proxy, tools):
     sess = proxy.session()
     client = _client(sess)
     start = len(spy.prompts)
-    msgs = [{"role": "system", "content": "You can call the add tool."},
-            {"role": "user", "content": "What is 2+3? Use the add tool."}]
+    msgs = [
+        {"role": "system", "content": "You can call the add tool."},
+        {"role": "user", "content": "What is 2+3? Use the add tool."},
+    ]
     for turn in range(3):
-        resp = client.chat.completions.create(model="smollm2", messages=msgs, tools=tools, seed=10 + turn, max_tokens=24)
+        resp = client.chat.completions.create(
+            model="smollm2", messages=msgs, tools=tools, seed=10 + turn, max_tokens=24
+        )
         msg = resp.choices[0].message
         msgs.append(msg.model_dump(exclude_none=True))
         if msg.tool_calls:
@@ -71,19 +82,19 @@ def test_tool_conversation_over_turns_is_token_exact(real_proxy, tools):
     assert len(sess.calls) == 3
     # every call was continued exactly; one cut at max_tokens is closed by a masked end-of-turn id (truncation "close")
     assert len(sess.segments) == 1
-    for prev, nxt in zip(sess.calls, sess.calls[1:]):
+    for prev, nxt in zip(sess.calls, sess.calls[1:], strict=False):
         assert (nxt.bridge_ids[:1] == [proxy.core.tokenizer.end_of_turn_id]) == (prev.finish_reason == "length")
     prompts = spy.prompts[start:]
     for seg in sess.segments:
-        for a, b in zip(seg.calls, seg.calls[1:]):
+        for a, b in zip(seg.calls, seg.calls[1:], strict=False):
             assert prompts[b] == prompts[a] + sess.calls[a].completion_ids + sess.calls[b].bridge_ids
     # logprobs aligned: each sampled id's logprob equals the model's own (temperature 1) in context
     model = spy.inner._model
     for rollout in sess.rollouts():
         view = rollout.token_view()
         ids = view["prompt_ids"] + view["completion_ids"]
-        recomputed = _teacher_forced(model, ids)[len(view["prompt_ids"]) - 1:]
-        sampled = [(lp, r) for lp, r, m in zip(view["logprobs"], recomputed, view["env_mask"]) if m]
+        recomputed = _teacher_forced(model, ids)[len(view["prompt_ids"]) - 1 :]
+        sampled = [(lp, r) for lp, r, m in zip(view["logprobs"], recomputed, view["env_mask"], strict=True) if m]
         assert sampled and [a for a, _ in sampled] == pytest.approx([b for _, b in sampled], abs=2e-3)
         assert rollout.turns and all(len(t.logprobs) == len(t.completion_ids) for t in rollout.turns)
 
@@ -100,7 +111,10 @@ def test_rollouts_feed_the_trl_adapter(real_proxy):
     client.chat.completions.create(model="smollm2", messages=msgs, seed=4, max_tokens=8)
     cols = to_trl_columns(sess.rollouts(), pad_id=0)
     n = len(sess.rollouts())
-    assert len(cols["prompt_ids"]) == n and all(len(c) == len(m) == len(lp) for c, m, lp in
-                                                 zip(cols["completion_ids"], cols["env_mask"], cols["logprobs"]))
+    assert len(cols["prompt_ids"]) == n and all(
+        len(c) == len(m) == len(lp)
+        for c, m, lp in zip(cols["completion_ids"], cols["env_mask"], cols["logprobs"], strict=True)
+    )
     assert sum(cols["env_mask"][-1]) == len(sess.calls[-1].completion_ids) + (
-        len(sess.calls[0].completion_ids) if n == 1 else 0)
+        len(sess.calls[0].completion_ids) if n == 1 else 0
+    )

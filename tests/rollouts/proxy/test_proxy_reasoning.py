@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import openai
 import pytest
-
 from support import paired_tokenizer
+
 from rollgym.rollouts.core.policy import Policy
 
 
@@ -24,7 +24,9 @@ def test_reasoning_content_plain_streamed_and_dropped_on_echo(think_tok):
     def say(text):
         return think_tok.encode(text) + [think_tok.end_of_turn_id]
 
-    engine = ScriptedEngine([say("<think>\nTwo plus two.\n</think>\n\nIt is 4."), say("<think>\nEasy.\n</think>\n\nYes.")])
+    engine = ScriptedEngine(
+        [say("<think>\nTwo plus two.\n</think>\n\nIt is 4."), say("<think>\nEasy.\n</think>\n\nYes.")]
+    )
     proxy = RecordingProxy(Policy(engine=engine, tokenizer=think_tok))
     with proxy.in_thread():
         sess = proxy.session()
@@ -32,7 +34,10 @@ def test_reasoning_content_plain_streamed_and_dropped_on_echo(think_tok):
         msgs = [{"role": "user", "content": "2+2?"}]
         first = client.chat.completions.create(model="m", messages=msgs).choices[0].message
         assert first.content == "It is 4." and first.model_extra["reasoning_content"].strip() == "Two plus two."
-        msgs += [{"role": "assistant", "content": first.content}, {"role": "user", "content": "Sure?"}]  # reasoning dropped
+        msgs += [
+            {"role": "assistant", "content": first.content},
+            {"role": "user", "content": "Sure?"},
+        ]  # reasoning dropped
         reasoning, content = "", ""
         for chunk in client.chat.completions.create(model="m", messages=msgs, stream=True):
             for choice in chunk.choices:
@@ -54,7 +59,9 @@ def _think_proxy(think_tok, replies):
 def test_anthropic_thinking_blocks_out_and_back(think_tok):
     import anthropic
 
-    proxy = _think_proxy(think_tok, ["<think>\nTwo plus two.\n</think>\n\nIt is 4.", "<think>\nEasy.\n</think>\n\nYes."])
+    proxy = _think_proxy(
+        think_tok, ["<think>\nTwo plus two.\n</think>\n\nIt is 4.", "<think>\nEasy.\n</think>\n\nYes."]
+    )
     with proxy.in_thread():
         sess = proxy.session()
         client = anthropic.Anthropic(base_url=sess.base_url.removesuffix("/v1"), api_key="x", max_retries=0)
@@ -62,8 +69,10 @@ def test_anthropic_thinking_blocks_out_and_back(think_tok):
         first = client.messages.create(model="m", max_tokens=50, messages=msgs)
         assert [b.type for b in first.content] == ["thinking", "text"] and first.content[1].text == "It is 4."
         assert first.content[0].thinking.strip() == "Two plus two."
-        msgs += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
-                 {"role": "user", "content": "Sure?"}]  # thinking kept, as Claude Code does
+        msgs += [
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+            {"role": "user", "content": "Sure?"},
+        ]  # thinking kept, as Claude Code does
         with client.messages.stream(model="m", max_tokens=50, messages=msgs) as stream:
             kinds = {e.delta.type for e in stream if e.type == "content_block_delta"}
             second = stream.get_final_message()
@@ -73,7 +82,9 @@ def test_anthropic_thinking_blocks_out_and_back(think_tok):
 
 
 def test_responses_reasoning_item_out_and_ignored_back(think_tok):
-    proxy = _think_proxy(think_tok, ["<think>\nTwo plus two.\n</think>\n\nIt is 4.", "<think>\nEasy.\n</think>\n\nYes."])
+    proxy = _think_proxy(
+        think_tok, ["<think>\nTwo plus two.\n</think>\n\nIt is 4.", "<think>\nEasy.\n</think>\n\nYes."]
+    )
     with proxy.in_thread():
         sess = proxy.session()
         client = openai.OpenAI(base_url=sess.base_url, api_key="x", max_retries=0)

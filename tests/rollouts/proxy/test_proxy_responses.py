@@ -6,9 +6,16 @@ import httpx
 import openai
 import pytest
 
-ADD = {"type": "function", "name": "add", "description": "Add two integers.",
-       "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                      "required": ["a", "b"]}}
+ADD = {
+    "type": "function",
+    "name": "add",
+    "description": "Add two integers.",
+    "parameters": {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+}
 HOSTED = [{"type": "web_search"}, {"type": "namespace", "name": "multi_agent_v1", "tools": []}]
 DEV = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be brief."}]}
 USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Add 1 and 2."}]}
@@ -20,7 +27,7 @@ def _client(sess) -> openai.OpenAI:
 
 def _assert_chain(spy, sess):
     for seg in sess.segments:
-        for a, b in zip(seg.calls, seg.calls[1:]):
+        for a, b in zip(seg.calls, seg.calls[1:], strict=False):
             prev, nxt = sess.calls[a], sess.calls[b]
             assert spy.prompts[b] == spy.prompts[a] + prev.completion_ids + nxt.bridge_ids
 
@@ -33,7 +40,10 @@ def test_plain_text_with_instructions(scripted_proxy, scripts):
     assert resp.output[0].type == "message" and resp.output[0].content[0].type == "output_text"
     assert resp.usage.input_tokens == len(spy.prompts[0])
     assert resp.usage.total_tokens == resp.usage.input_tokens + resp.usage.output_tokens
-    assert sess.calls[0].request_messages == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+    assert sess.calls[0].request_messages == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+    ]
     assert sess.calls[0].sampling["max_tokens"] == 50
 
 
@@ -42,13 +52,22 @@ def test_function_call_then_output_continue_one_segment(scripted_proxy, scripts)
     sess = proxy.session()
     client = _client(sess)
     items = [DEV, USER]
-    first = client.responses.create(model="m", input=items, tools=[ADD, *HOSTED], store=False,
-                                    reasoning={"summary": "auto"}, include=["reasoning.encrypted_content"])
+    first = client.responses.create(
+        model="m",
+        input=items,
+        tools=[ADD, *HOSTED],
+        store=False,
+        reasoning={"summary": "auto"},
+        include=["reasoning.encrypted_content"],
+    )
     (fc,) = [o for o in first.output if o.type == "function_call"]
     assert fc.name == "add" and fc.call_id and '"a": 1' in fc.arguments
     assert [w for w in sess.calls[0].warnings if "dropped tool" in w] and len(sess.calls[0].warnings) == 2
-    items = items + [o.model_dump(exclude_none=True) for o in first.output] + [
-        {"type": "function_call_output", "call_id": fc.call_id, "output": "3"}]
+    items = (
+        items
+        + [o.model_dump(exclude_none=True) for o in first.output]
+        + [{"type": "function_call_output", "call_id": fc.call_id, "output": "3"}]
+    )
     second = client.responses.create(model="m", input=items, tools=[ADD, *HOSTED], store=False)
     assert second.output_text == "It is 3."
     assert [s.calls for s in sess.segments] == [[0, 1]]
@@ -70,8 +89,11 @@ def test_streaming_events(scripted_proxy, scripts):
     done = events[-1].response
     assert done.usage.output_tokens == len(sess.calls[0].completion_ids)
     fc = done.output[0]
-    items = [USER, fc.model_dump(exclude_none=True), {"type": "function_call_output", "call_id": fc.call_id,
-                                                       "output": "9"}]
+    items = [
+        USER,
+        fc.model_dump(exclude_none=True),
+        {"type": "function_call_output", "call_id": fc.call_id, "output": "9"},
+    ]
     with client.responses.stream(model="m", input=items, tools=[ADD]) as stream:
         kinds = [e.type for e in stream]
         final = stream.get_final_response()
@@ -86,8 +108,13 @@ def test_previous_response_id(scripted_proxy, scripts):
     client = _client(sess)
     first = client.responses.create(model="m", instructions="Be brief.", input=[USER], tools=[ADD])
     fc = first.output[0]
-    second = client.responses.create(model="m", instructions="Be brief.", previous_response_id=first.id, tools=[ADD],
-                                     input=[{"type": "function_call_output", "call_id": fc.call_id, "output": "3"}])
+    second = client.responses.create(
+        model="m",
+        instructions="Be brief.",
+        previous_response_id=first.id,
+        tools=[ADD],
+        input=[{"type": "function_call_output", "call_id": fc.call_id, "output": "3"}],
+    )
     assert second.output_text == "3" and second.previous_response_id == first.id
     assert [s.calls for s in sess.segments] == [[0, 1]]
     _assert_chain(spy, sess)
@@ -99,17 +126,25 @@ def test_previous_response_id(scripted_proxy, scripts):
         _client(other).responses.create(model="m", previous_response_id=first.id, input="hi")
 
 
-@pytest.mark.parametrize("body, param", [
-    ({"model": "m"}, "input"),
-    ({"model": "m", "input": 5}, "input"),
-    ({"model": "m", "input": [{"type": "item_reference", "id": "x"}]}, "input.0.type"),
-    ({"model": "m", "input": [{"role": "wizard", "content": "x"}]}, "input.0.message.role"),
-    ({"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
-     "input.0.content.0"),
-    ({"model": "m", "input": "hi", "max_output_tokens": 0}, "max_output_tokens"),
-    ({"model": "m", "input": "hi", "text": {"format": {"type": "json_object"}}}, "text.format"),
-    ({"model": "m", "input": [{"type": "function_call_output", "output": "x"}]}, "input.0.function_call_output.call_id"),
-])
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        ({"model": "m"}, "input"),
+        ({"model": "m", "input": 5}, "input"),
+        ({"model": "m", "input": [{"type": "item_reference", "id": "x"}]}, "input.0.type"),
+        ({"model": "m", "input": [{"role": "wizard", "content": "x"}]}, "input.0.message.role"),
+        (
+            {"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
+            "input.0.content.0",
+        ),
+        ({"model": "m", "input": "hi", "max_output_tokens": 0}, "max_output_tokens"),
+        ({"model": "m", "input": "hi", "text": {"format": {"type": "json_object"}}}, "text.format"),
+        (
+            {"model": "m", "input": [{"type": "function_call_output", "output": "x"}]},
+            "input.0.function_call_output.call_id",
+        ),
+    ],
+)
 def test_malformed_requests_are_400(scripted_proxy, scripts, body, param):
     proxy, _ = scripted_proxy([scripts.text("ok")])
     sess = proxy.session()
@@ -142,16 +177,40 @@ def test_codex_shaped_conversation_continues_one_segment(scripted_proxy, scripts
 
     proxy, spy = scripted_proxy([scripts.call("exec_command", cmd="echo hi"), scripts.text("done")], api_key="k")
     sess = proxy.session()
-    exec_command = {"type": "function", "name": "exec_command", "description": "Run a command.", "strict": False,
-                    "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}
-    body = {"model": "fake-model", "instructions": None, "stream": True, "store": False, "tool_choice": "auto",
-            "parallel_tool_calls": True, "reasoning": {"summary": "auto"}, "include": ["reasoning.encrypted_content"],
-            "prompt_cache_key": "thread-1", "client_metadata": {"turn": "{}"},
-            "tools": [exec_command, {"type": "namespace", "name": "multi_agent_v1", "tools": []}, {"type": "web_search"}],
-            "input": [{"type": "message", "id": "msg_dev", "role": "developer",
-                       "content": [{"type": "input_text", "text": "You are Codex."}]},
-                      {"type": "message", "id": "msg_user", "role": "user",
-                       "content": [{"type": "input_text", "text": "Run echo hi, then say done."}]}]}
+    exec_command = {
+        "type": "function",
+        "name": "exec_command",
+        "description": "Run a command.",
+        "strict": False,
+        "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+    }
+    body = {
+        "model": "fake-model",
+        "instructions": None,
+        "stream": True,
+        "store": False,
+        "tool_choice": "auto",
+        "parallel_tool_calls": True,
+        "reasoning": {"summary": "auto"},
+        "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": "thread-1",
+        "client_metadata": {"turn": "{}"},
+        "tools": [exec_command, {"type": "namespace", "name": "multi_agent_v1", "tools": []}, {"type": "web_search"}],
+        "input": [
+            {
+                "type": "message",
+                "id": "msg_dev",
+                "role": "developer",
+                "content": [{"type": "input_text", "text": "You are Codex."}],
+            },
+            {
+                "type": "message",
+                "id": "msg_user",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "Run echo hi, then say done."}],
+            },
+        ],
+    }
     body.pop("instructions")
     headers = {"authorization": "Bearer k"}
 
@@ -162,8 +221,14 @@ def test_codex_shaped_conversation_continues_one_segment(scripted_proxy, scripts
 
     first = done_items(httpx.post(f"{sess.base_url}/responses", json=body, headers=headers).text)
     assert [i["type"] for i in first] == ["function_call"] and json.loads(first[0]["arguments"]) == {"cmd": "echo hi"}
-    body["input"] += first + [{"type": "function_call_output", "id": "fco_1", "call_id": first[0]["call_id"],
-                               "output": "Chunk ID: 1\nWall time: 0.01s\nOutput:\nhi\n"}]
+    body["input"] += first + [
+        {
+            "type": "function_call_output",
+            "id": "fco_1",
+            "call_id": first[0]["call_id"],
+            "output": "Chunk ID: 1\nWall time: 0.01s\nOutput:\nhi\n",
+        }
+    ]
     second = done_items(httpx.post(f"{sess.base_url}/responses", json=body, headers=headers).text)
     assert second[0]["content"][0]["text"] == "done"
     assert [s.calls for s in sess.segments] == [[0, 1]]

@@ -23,7 +23,10 @@ def test_v1_without_a_session_says_how_to_get_one(scripted_proxy, scripts):
     assert "/sessions/default/v1/chat/completions" in message and "POST /sessions" in message
     anth = httpx.post(f"{proxy.base_url}/v1/messages?beta=true", json={})  # Claude Code without a session
     assert anth.status_code == 404 and anth.json()["type"] == "error"
-    assert anth.json()["error"]["type"] == "not_found_error" and "/sessions/default/v1/messages" in anth.json()["error"]["message"]
+    assert (
+        anth.json()["error"]["type"] == "not_found_error"
+        and "/sessions/default/v1/messages" in anth.json()["error"]["message"]
+    )
 
 
 def test_head_on_a_session_base_url(scripted_proxy, scripts):
@@ -67,7 +70,9 @@ def test_one_access_log_line_per_request(scripted_proxy, scripts, caplog):
     proxy, _ = scripted_proxy(lambda prompt, sampling: scripts.text("ok"))
     sess = proxy.session("logged")
     with caplog.at_level(logging.INFO, logger="rollgym.proxy.access"):
-        httpx.post(f"{sess.base_url}/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        httpx.post(
+            f"{sess.base_url}/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        )
         httpx.get(f"{proxy.base_url}/nowhere")
         for _ in range(100):  # the server thread writes the line just after the answer is sent
             lines = [r.getMessage() for r in caplog.records if r.name == "rollgym.proxy.access"]
@@ -76,5 +81,6 @@ def test_one_access_log_line_per_request(scripted_proxy, scripts, caplog):
             time.sleep(0.02)
     assert len(lines) == 2, lines
     assert lines[0].startswith("POST /sessions/logged/v1/chat/completions 200 ") and lines[0].endswith(
-        "session=logged segment=0"), lines[0]
+        "session=logged segment=0"
+    ), lines[0]
     assert " ms " in lines[0] and lines[1].startswith("GET /nowhere 404 ") and lines[1].endswith("session=- segment=-")

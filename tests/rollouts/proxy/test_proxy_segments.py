@@ -16,14 +16,16 @@ def _assert_chain(spy, sess):
     """Within each segment, every prompt = previous prompt + its completion + the bridge (token-exact)."""
     calls = sess.calls
     for seg in sess.segments:
-        for a, b in zip(seg.calls, seg.calls[1:]):
+        for a, b in zip(seg.calls, seg.calls[1:], strict=False):
             prev, nxt = calls[a], calls[b]
             assert spy.prompts[b] == spy.prompts[a] + prev.completion_ids + nxt.bridge_ids
             assert nxt.reused_len == len(spy.prompts[a]) + len(prev.completion_ids)
 
 
 def test_tool_calls_over_turns_continue_one_segment(scripted_proxy, scripts, tools):
-    proxy, spy = scripted_proxy([scripts.call("add", a=1, b=2), scripts.call("add", a=3, b=4), scripts.text("7 and 3.")])
+    proxy, spy = scripted_proxy(
+        [scripts.call("add", a=1, b=2), scripts.call("add", a=3, b=4), scripts.text("7 and 3.")]
+    )
     sess = proxy.session()
     client = _client(sess)
     msgs = [{"role": "user", "content": "Add 1+2 and 3+4."}]
@@ -35,8 +37,9 @@ def test_tool_calls_over_turns_continue_one_segment(scripted_proxy, scripts, too
             assert msg.content is None and msg.tool_calls[0].function.name == "add"
             # clients re-serialise arguments: compact JSON must still match
             dumped = msg.model_dump(exclude_none=True)
-            dumped["tool_calls"][0]["function"]["arguments"] = json.dumps(json.loads(msg.tool_calls[0].function.arguments),
-                                                                          separators=(",", ":"))
+            dumped["tool_calls"][0]["function"]["arguments"] = json.dumps(
+                json.loads(msg.tool_calls[0].function.arguments), separators=(",", ":")
+            )
             msgs += [dumped, {"role": "tool", "tool_call_id": msg.tool_calls[0].id, "content": str(3 + 4 * turn)}]
         else:
             assert msg.content == "7 and 3." and resp.choices[0].finish_reason == "stop"
@@ -56,19 +59,32 @@ def test_reply_echo_tolerates_dropped_reasoning_and_whitespace(scripted_proxy, s
     client = _client(sess)
     msgs = [{"role": "user", "content": "hi"}]
     first = client.chat.completions.create(model="m", messages=msgs)
-    msgs += [{"role": "assistant", "content": first.choices[0].message.content + "\n"}, {"role": "user", "content": "ok?"}]
+    msgs += [
+        {"role": "assistant", "content": first.choices[0].message.content + "\n"},
+        {"role": "user", "content": "ok?"},
+    ]
     client.chat.completions.create(model="m", messages=msgs)
     assert len(sess.segments) == 1
     _assert_chain(spy, sess)
 
 
-@pytest.mark.parametrize("rewrite, reason", [
-    (lambda m: [{"role": "user", "content": "something else"}] + m[1:], "history rewritten at message 0: content differs"),
-    (lambda m: m[:1] + [{"role": "assistant", "content": "I edited this."}] + m[2:],
-     "history rewritten at message 1: assistant content differs from what the proxy returned"),
-    (lambda m: [{"role": "system", "content": "Summary: the user said hi."}] + m[2:],
-     "history rewritten at message 0: role differs"),
-])
+@pytest.mark.parametrize(
+    "rewrite, reason",
+    [
+        (
+            lambda m: [{"role": "user", "content": "something else"}] + m[1:],
+            "history rewritten at message 0: content differs",
+        ),
+        (
+            lambda m: m[:1] + [{"role": "assistant", "content": "I edited this."}] + m[2:],
+            "history rewritten at message 1: assistant content differs from what the proxy returned",
+        ),
+        (
+            lambda m: [{"role": "system", "content": "Summary: the user said hi."}] + m[2:],
+            "history rewritten at message 0: role differs",
+        ),
+    ],
+)
 def test_history_rewrite_starts_a_new_segment_with_its_reason(scripted_proxy, scripts, rewrite, reason):
     proxy, spy = scripted_proxy([scripts.text("Hello there."), scripts.text("Again.")])
     sess = proxy.session()
@@ -108,17 +124,20 @@ def test_two_continuations_of_one_call_branch(scripted_proxy, scripts):
     branch = sess.rollouts()[1]
     # the branch reuses call 0's exact ids (sampled ids included) as its prompt
     assert branch.prompt_ids == spy.prompts[2]
-    assert spy.prompts[2][:len(spy.prompts[0]) + 2] == spy.prompts[0] + sess.calls[0].completion_ids
+    assert spy.prompts[2][: len(spy.prompts[0]) + 2] == spy.prompts[0] + sess.calls[0].completion_ids
 
 
 def test_management_api_create_get_close(scripted_proxy, scripts):
     import httpx
 
     proxy, _ = scripted_proxy([scripts.text("a")])
-    created = httpx.post(f"{proxy.base_url}/sessions", json={"session_id": "job-1", "metadata": {"task_id": "t1"}}).json()
+    created = httpx.post(
+        f"{proxy.base_url}/sessions", json={"session_id": "job-1", "metadata": {"task_id": "t1"}}
+    ).json()
     assert created == {"session_id": "job-1", "base_url": f"{proxy.base_url}/sessions/job-1/v1"}
     openai.OpenAI(base_url=created["base_url"], api_key="x").chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "hi"}])
+        model="m", messages=[{"role": "user", "content": "hi"}]
+    )
     got = httpx.get(f"{proxy.base_url}/sessions/job-1").json()
     assert got["calls"][0]["completion_ids"] == proxy.get_session("job-1").calls[0].completion_ids
     assert got["segments"][0]["reason"] == "first call"
@@ -174,9 +193,14 @@ def test_streamed_tool_calls_parse_with_the_openai_stream_helper(scripted_proxy,
     assert choice.finish_reason == "tool_calls" and choice.message.tool_calls[0].function.name == "add"
     assert json.loads(choice.message.tool_calls[0].function.arguments) == {"a": 2, "b": 2}
     assert choice.message.tool_calls[0].id == sess.calls[0].reply["tool_calls"][0]["id"]
-    msgs += [{"role": "assistant", "content": choice.message.content,
-              "tool_calls": [c.model_dump() for c in choice.message.tool_calls]},
-             {"role": "tool", "tool_call_id": choice.message.tool_calls[0].id, "content": "4"}]
+    msgs += [
+        {
+            "role": "assistant",
+            "content": choice.message.content,
+            "tool_calls": [c.model_dump() for c in choice.message.tool_calls],
+        },
+        {"role": "tool", "tool_call_id": choice.message.tool_calls[0].id, "content": "4"},
+    ]
     client.chat.completions.create(model="m", messages=msgs, tools=tools)
     assert len(sess.segments) == 1
     _assert_chain(spy, sess)
@@ -186,8 +210,10 @@ def test_streamed_tool_calls_parse_with_the_openai_stream_helper(scripted_proxy,
 def test_a_cut_reply_is_closed_and_continued_by_default(scripted_proxy, scripts, ptok, truncation):
     """An agent that goes on after a reply cut at max_tokens: under 'close' (the proxy's default) the next call
     continues the segment, the turn's end token entering as a masked bridge id; under 'end' a segment starts."""
-    proxy, spy = scripted_proxy([scripts.text("one two three four five six"), scripts.text("ok")],
-                                **({} if truncation == "close" else {"truncation": "end"}))
+    proxy, spy = scripted_proxy(
+        [scripts.text("one two three four five six"), scripts.text("ok")],
+        **({} if truncation == "close" else {"truncation": "end"}),
+    )
     sess = proxy.session()
     client = _client(sess)
     msgs = [{"role": "user", "content": "Count."}]

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.engines.scripted import ScriptedEngine
-from rollgym.rollouts.core.generate import generate_to_dir
+from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.limits import Limits
+from rollgym.rollouts.core.generate import generate_to_dir
 from rollgym.rollouts.core.policy import Policy
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -48,8 +48,17 @@ def scripted_run(tool_tok, say, tmp_path_factory) -> Path:
     """A run directory: 2 Calculator tasks x 2 samples, 3 turns each, one failed tool call per rollout."""
     out = tmp_path_factory.mktemp("scripted-run")
     policy = Policy(engine=ScriptedEngine(calculator_agent(tool_tok, say)), tokenizer=tool_tok)
-    asyncio.run(generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, policy=policy, out=out, n=2, concurrency=2,
-                                limits=Limits(max_turns=5, max_tokens_per_turn=64)))
+    asyncio.run(
+        generate_to_dir(
+            env="rollgym/Calculator-v0",
+            tasks=TASKS,
+            policy=policy,
+            out=out,
+            n=2,
+            concurrency=2,
+            limits=Limits(max_turns=5, max_tokens_per_turn=64),
+        )
+    )
     return out
 
 
@@ -57,12 +66,14 @@ def _browser_or_skip() -> tuple[str, str]:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     driver = shutil.which("chromedriver")
     try:
-        import selenium  # noqa: F401
+        import selenium  # noqa: F401 - only whether it imports
     except ImportError:
         pytest.skip("selenium is not installed (pip install 'rollgym[test]'); skipping the real-browser viewer tests")
     if not chromium or not driver:
-        pytest.skip("no Chromium or chromedriver on PATH (apt-get install chromium chromium-driver, as .ci/setup does); "
-                    "skipping the real-browser viewer tests")
+        pytest.skip(
+            "no Chromium or chromedriver on PATH (apt-get install chromium chromium-driver, as .ci/setup does); "
+            "skipping the real-browser viewer tests"
+        )
     return chromium, driver
 
 
@@ -75,8 +86,16 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000",
-                "--disable-background-networking", "--no-first-run", "--disable-component-update"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--disable-component-update",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
@@ -104,7 +123,9 @@ def scripted_proxy(tool_tok):
     stack = ExitStack()
 
     def make(script, **settings):
-        proxy = RecordingProxy(Policy(engine=ScriptedEngine(script), tokenizer=tool_tok), settings=ProxySettings(**settings))
+        proxy = RecordingProxy(
+            Policy(engine=ScriptedEngine(script), tokenizer=tool_tok), settings=ProxySettings(**settings)
+        )
         stack.enter_context(proxy.in_thread())
         return proxy
 

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from rollgym.engines import SamplingParams
-from rollgym.rollouts.core.generate import generate
 from rollgym.limits import Limits
+from rollgym.rollouts.core.generate import generate
 from rollgym.rollouts.core.output import read_rollouts
 from rollgym.rollouts.view import write_viewer
 
@@ -28,10 +28,27 @@ def real_view(docker_engine, scripted_run, tmp_path_factory):
     """A run of all three, in one rollouts file, and its viewer; returns (path, rollouts)."""
     base = tmp_path_factory.mktemp("real-view")
     sampling = SamplingParams(temperature=0.7, seed=0)
-    generate("rollgym/Calculator-v0", "smollm2-135m", out=base / "calc", num_tasks=2, n=2, concurrency=4, sampling=sampling,
-             limits=Limits(max_turns=3, max_tokens_per_turn=48))
-    generate("rollgym/SWE-v0", "smollm2-135m", out=base / "swe", tasks="bundled", num_tasks=1, n=2, concurrency=2,
-             sampling=sampling, limits=Limits(max_turns=2, max_tokens_per_turn=48, timeout_s=600))
+    generate(
+        "rollgym/Calculator-v0",
+        "smollm2-135m",
+        out=base / "calc",
+        num_tasks=2,
+        n=2,
+        concurrency=4,
+        sampling=sampling,
+        limits=Limits(max_turns=3, max_tokens_per_turn=48),
+    )
+    generate(
+        "rollgym/SWE-v0",
+        "smollm2-135m",
+        out=base / "swe",
+        tasks="bundled",
+        num_tasks=1,
+        n=2,
+        concurrency=2,
+        sampling=sampling,
+        limits=Limits(max_turns=2, max_tokens_per_turn=48, timeout_s=600),
+    )
     lines = b"".join((d / "rollouts.jsonl").read_bytes() for d in (base / "calc", base / "swe", scripted_run))
     (base / "all").mkdir()
     (base / "all" / "rollouts.jsonl").write_bytes(lines)
@@ -103,7 +120,10 @@ def test_hovering_a_token_shows_its_id_and_logprob(browser, real_view):
         assert tip.is_displayed()
         pos = int(tokens[k].get_attribute("data-k"))
         assert tip.text.startswith(f"id {view['completion_ids'][pos]} ")
-        assert f"logprob {round(view['logprobs'][pos] * 1000) / 1000:.3f}" in tip.text and "sampled (env_mask 1)" in tip.text
+        assert (
+            f"logprob {round(view['logprobs'][pos] * 1000) / 1000:.3f}" in tip.text
+            and "sampled (env_mask 1)" in tip.text
+        )
 
 
 def test_filters_and_search_change_the_list(browser, real_view, artifacts):
@@ -146,7 +166,8 @@ def test_failed_tool_calls_are_marked(browser, real_view, hostile):
     assert len(failed) == sum(c.failed for t in rollouts[i].turns for c in t.tool_calls) >= 1
     assert hostile in failed[0].text, "markup in arguments is shown as text"
     assert len(_by_css(browser, "#conversation .call .badge.ok")) == sum(
-        not c.failed for t in rollouts[i].turns for c in t.tool_calls)
+        not c.failed for t in rollouts[i].turns for c in t.tool_calls
+    )
     assert not browser.execute_script("return document.querySelectorAll('img').length")
 
 
@@ -160,7 +181,7 @@ def test_two_samples_of_a_task_side_by_side(browser, real_view, artifacts):
     link[0].click()
     cols = _by_css(browser, ".cmpcol")
     assert [int(c.get_attribute("data-i")) for c in cols] == [a, b]
-    for col, i in zip(cols, (a, b)):
+    for col, i in zip(cols, (a, b), strict=True):
         assert f"reward {_fmt(rollouts[i].reward)}" in col.text
         assert len(col.find_elements("css selector", ".tk.s")) == sum(len(t.completion_ids) for t in rollouts[i].turns)
     browser.save_screenshot(str(artifacts / "compare.png"))
@@ -196,4 +217,7 @@ def test_a_split_page_reads_its_chunk_files(browser, scripted_run, tmp_path):
     assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
     events = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
     urls = {ev["params"]["request"]["url"] for ev in events if ev["method"] == "Network.requestWillBeSent"}
-    assert {u.split("#")[0] for u in urls} == {f"file://{path}", *(f"file://{tmp_path}/big_files/{n}" for n in ("d-0.js", "t-0.js", "p-0.js", "s-0.js"))}
+    assert {u.split("#")[0] for u in urls} == {
+        f"file://{path}",
+        *(f"file://{tmp_path}/big_files/{n}" for n in ("d-0.js", "t-0.js", "p-0.js", "s-0.js")),
+    }

@@ -41,8 +41,10 @@ def expand_strip(strip: dict) -> dict:
 
 def blocks(html: str) -> dict[str, object]:
     """Every inert JSON block of the page, parsed, by id."""
-    return {m.group(1): json.loads(m.group(2))
-            for m in re.finditer(r'<script type="application/json" id="([^"]+)">(.*?)</script>', html, re.S)}
+    return {
+        m.group(1): json.loads(m.group(2))
+        for m in re.finditer(r'<script type="application/json" id="([^"]+)">(.*?)</script>', html, re.S)
+    }
 
 
 class Resources(HTMLParser):
@@ -62,7 +64,7 @@ def test_strip_is_the_token_view_with_marks(scripted_run):
     rollouts = list(read_rollouts(scripted_run / "rollouts.jsonl"))
     payload = Payload(rollouts, None, {})
     assert len(payload.prompts) == 2, "the 2 samples of each task share one stored prompt"
-    for r, stored in zip(rollouts, payload.strips):
+    for r, stored in zip(rollouts, payload.strips, strict=True):
         strip = expand_strip(stored)
         view = r.token_view(keep_trailing_bridge=True)
         assert strip["ids"] == view["completion_ids"] and strip["mask"] == view["env_mask"]
@@ -71,8 +73,8 @@ def test_strip_is_the_token_view_with_marks(scripted_run):
         turns = [m["pos"] for m in strip["marks"] if m["kind"] == "turn"]
         bridges = [m["pos"] for m in strip["marks"] if m["kind"] == "bridge"]
         assert len(turns) == len(r.turns) == 3 and turns[0] == 0
-        for t, start, bridge in zip(r.turns, turns, bridges):
-            assert strip["mask"][start:start + len(t.completion_ids)] == [1] * len(t.completion_ids)
+        for t, start, bridge in zip(r.turns, turns, bridges, strict=True):
+            assert strip["mask"][start : start + len(t.completion_ids)] == [1] * len(t.completion_ids)
             assert bridge == start + len(t.completion_ids) and strip["mask"][bridge] == 0
 
 
@@ -163,8 +165,11 @@ def test_proxy_session_url_is_viewable_with_its_segments(scripted_proxy, say, tm
     client = openai.OpenAI(base_url=sess.base_url, api_key="k3y", max_retries=0)
     msgs = [{"role": "user", "content": "hi"}]
     first = client.chat.completions.create(model="m", messages=msgs)
-    client.chat.completions.create(model="m", messages=msgs + [{"role": "assistant", "content": first.choices[0].message.content},
-                                                               {"role": "user", "content": "ok?"}])
+    client.chat.completions.create(
+        model="m",
+        messages=msgs
+        + [{"role": "assistant", "content": first.choices[0].message.content}, {"role": "user", "content": "ok?"}],
+    )
     client.chat.completions.create(model="m", messages=[{"role": "user", "content": "something else"}])
     url = sess.base_url  # the agent's base URL, .../sessions/ID/v1, is accepted as it is
     out = tmp_path / "session.html"
@@ -194,8 +199,25 @@ def test_serve_answers_the_page_on_loopback(scripted_run, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     out = tmp_path / "served.html"
-    proc = subprocess.Popen([sys.executable, "-m", "rollgym", "view", str(scripted_run), "--out", str(out), "--tokenizer",
-                             "smollm2-135m", "--serve", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rollgym",
+            "view",
+            str(scripted_run),
+            "--out",
+            str(out),
+            "--tokenizer",
+            "smollm2-135m",
+            "--serve",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline, response = time.monotonic() + 120, None
         while time.monotonic() < deadline and proc.poll() is None:
@@ -204,7 +226,9 @@ def test_serve_answers_the_page_on_loopback(scripted_run, tmp_path):
                 break
             except httpx.TransportError:
                 time.sleep(0.3)
-        assert response is not None and response.status_code == 200, proc.stderr.read() if proc.poll() is not None else ""
+        assert response is not None and response.status_code == 200, (
+            proc.stderr.read() if proc.poll() is not None else ""
+        )
         assert response.headers["content-type"].startswith("text/html") and response.text == out.read_text()
     finally:
         proc.send_signal(signal.SIGINT)

@@ -7,10 +7,8 @@ import os
 import socket
 
 import pytest
-
-ray = pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
-
-from ray.cluster_utils import Cluster  # noqa: E402
+import ray
+from ray.cluster_utils import Cluster
 
 #: Faster detection of a dead node than Ray's default (15 s), so the fault tests stay short.
 SYSTEM_CONFIG = {"health_check_period_ms": 500, "health_check_failure_threshold": 4, "health_check_timeout_ms": 500}
@@ -44,9 +42,15 @@ def cluster():
     for a node a test kills), the driver connected. The head runs a Ray Client server at `cluster.client_address`."""
     port = free_port()
     with fork_support_off():
-        c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "resources": {"spread": 1, "pair": 1},
-                                                          "ray_client_server_port": port,
-                                                          "_system_config": SYSTEM_CONFIG})
+        c = Cluster(
+            initialize_head=True,
+            head_node_args={
+                "num_cpus": 2,
+                "resources": {"spread": 1, "pair": 1},
+                "ray_client_server_port": port,
+                "_system_config": SYSTEM_CONFIG,
+            },
+        )
     c.client_address = f"ray://127.0.0.1:{port}"
     c.add_node(num_cpus=2, resources={"spread": 1})
     c.wait_for_nodes()

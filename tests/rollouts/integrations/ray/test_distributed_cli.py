@@ -14,14 +14,12 @@ import tempfile
 import time
 
 import pytest
+from standins.loopback import LoopbackServer
+from standins.vllm_standin import make_vllm_standin
 
-pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
-
-from rollgym.rollouts.cli import bare_ray_flag  # noqa: E402
-from rollgym.engines.default_model import smollm2_dir  # noqa: E402
-from standins.loopback import LoopbackServer  # noqa: E402
-from standins.vllm_standin import make_vllm_standin  # noqa: E402
-from rollgym.rollouts.core.output import read_rollouts  # noqa: E402
+from rollgym.engines.default_model import smollm2_dir
+from rollgym.rollouts.cli import bare_ray_flag
+from rollgym.rollouts.core.output import read_rollouts
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -32,17 +30,41 @@ def standin():
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
-    app, control = make_vllm_standin(MODEL, max_model_len=2048, vocab_size=len(tok), eos_token_id=tok.eos_token_id,
-                                     tokenizer=tok)
+    app, control = make_vllm_standin(
+        MODEL, max_model_len=2048, vocab_size=len(tok), eos_token_id=tok.eos_token_id, tokenizer=tok
+    )
     control.delay_s = 0.3
     with LoopbackServer(app) as server:
         yield server
 
 
 def command(server, out, address: str, tasks: int = 6) -> list[str]:
-    return [sys.executable, "-m", "rollgym.rollouts.cli.app", "generate", "--env", "rollgym/Calculator-v0", "--num-tasks", str(tasks),
-            "--n", "4", "--concurrency", "2", "--max-turns", "1", "--max-tokens", "8", "--out", str(out),
-            "--model", f"vllm:{server.base_url}/v1#{MODEL}", "--tokenizer", str(smollm2_dir()), "--ray", address]
+    return [
+        sys.executable,
+        "-m",
+        "rollgym.rollouts.cli.app",
+        "generate",
+        "--env",
+        "rollgym/Calculator-v0",
+        "--num-tasks",
+        str(tasks),
+        "--n",
+        "4",
+        "--concurrency",
+        "2",
+        "--max-turns",
+        "1",
+        "--max-tokens",
+        "8",
+        "--out",
+        str(out),
+        "--model",
+        f"vllm:{server.base_url}/v1#{MODEL}",
+        "--tokenizer",
+        str(smollm2_dir()),
+        "--ray",
+        address,
+    ]
 
 
 def interrupted(cmd: list[str], path, sig: int) -> tuple[int, str]:
@@ -50,7 +72,11 @@ def interrupted(cmd: list[str], path, sig: int) -> tuple[int, str]:
     start = path.read_text().count("\n") if path.exists() else 0
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV)
     deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None and (not path.exists() or path.read_text().count("\n") < start + 2):
+    while (
+        time.time() < deadline
+        and proc.poll() is None
+        and (not path.exists() or path.read_text().count("\n") < start + 2)
+    ):
         time.sleep(0.1)
     proc.send_signal(sig)
     output = proc.communicate(timeout=120)[0].decode()
@@ -80,8 +106,9 @@ def test_ctrl_c_and_sigterm_mid_batch_leave_a_file_resume_completes(cluster, sta
 def test_generate_through_ray_client_equals_one_process_and_ctrl_c_resumes(cluster, standin, tmp_path):
     """`--ray ray://HEAD:PORT`: the head's real Ray Client server (no streaming methods: the driver pulls)."""
     one = tmp_path / "one"
-    done = subprocess.run(command(standin, one, cluster.address)[:-2], capture_output=True, text=True, env=ENV,
-                          timeout=300)  # no --ray: one process
+    done = subprocess.run(
+        command(standin, one, cluster.address)[:-2], capture_output=True, text=True, env=ENV, timeout=300
+    )  # no --ray: one process
     assert done.returncode == 0, done.stdout + done.stderr
     out = tmp_path / "client"
     path = out / "rollouts.jsonl"
@@ -100,8 +127,9 @@ def test_generate_through_ray_client_equals_one_process_and_ctrl_c_resumes(clust
 
 def test_an_unreachable_cluster_fails_fast_and_says_so(standin, tmp_path):
     t0 = time.monotonic()
-    done = subprocess.run(command(standin, tmp_path / "run", "ray://127.0.0.1:9"), capture_output=True, text=True,
-                          env=ENV, timeout=120)
+    done = subprocess.run(
+        command(standin, tmp_path / "run", "ray://127.0.0.1:9"), capture_output=True, text=True, env=ENV, timeout=120
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     said = " ".join(done.stderr.split())
     assert "no Ray cluster answers at ray://127.0.0.1:9" in said and "ray start --head" in said
@@ -120,10 +148,13 @@ def test_losing_the_head_mid_batch_ends_the_run_with_cluster_lost_and_resume_com
     path, proc = out / "rollouts.jsonl", None
     try:
         address, env = head.address, {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "300"}  # no path cut in two
-        proc = subprocess.Popen(command(standin, out, address, tasks=10), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(
+            command(standin, out, address, tasks=10), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+        )
         deadline = time.time() + 120
-        while time.time() < deadline and proc.poll() is None and (not path.exists() or path.read_text().count("\n") < 2):
+        while (
+            time.time() < deadline and proc.poll() is None and (not path.exists() or path.read_text().count("\n") < 2)
+        ):
             time.sleep(0.1)
         assert proc.poll() is None, proc.communicate()[0].decode()
         head.remove_node(head.head_node, allow_graceful=False)  # every process of the head, killed

@@ -7,15 +7,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from ray_support import TASKS, Solver, token_views
 
-pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
-
-from ray_support import TASKS, Solver, token_views  # noqa: E402
-
-from rollgym.rollouts.core.batch import run_rollouts  # noqa: E402
-from rollgym.rollouts.integrations.ray import RayConfig, dispatch  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.rollouts.core.policy import Policy  # noqa: E402
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.rollouts.core.batch import run_rollouts
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.integrations.ray import RayConfig, dispatch
 
 
 @pytest.fixture
@@ -40,8 +37,14 @@ def solver(tok, delay_s: float = 0.0):
 
 async def test_pulled_results_equal_one_process(cluster, tool_tok, pulling):
     one = await run_rollouts("rollgym/Calculator-v0", TASKS, solver(tool_tok), n=2, concurrency=4)
-    two = await run_rollouts("rollgym/Calculator-v0", TASKS, solver(tool_tok), n=2, concurrency=4,
-                             ray=RayConfig(actors=2, resources={"spread": 1}))
+    two = await run_rollouts(
+        "rollgym/Calculator-v0",
+        TASKS,
+        solver(tool_tok),
+        n=2,
+        concurrency=4,
+        ray=RayConfig(actors=2, resources={"spread": 1}),
+    )
     assert pulling, "the pull path was not taken"
     assert all(r.error is None and r.reward == 1.0 for r in two)
     assert token_views(two) == token_views(one)
@@ -51,9 +54,17 @@ async def test_a_node_killed_while_pulling_loses_only_what_its_actor_held(cluste
     victim = cluster.add_node(num_cpus=2, resources={"pair": 1})
     cluster.wait_for_nodes()
     seen = []
-    batch = asyncio.create_task(run_rollouts("rollgym/Calculator-v0", TASKS, solver(tool_tok, 0.25), n=4, concurrency=4,
-                                             ray=RayConfig(actors=2, resources={"pair": 1}, max_retries=1),
-                                             on_result=seen.append))
+    batch = asyncio.create_task(
+        run_rollouts(
+            "rollgym/Calculator-v0",
+            TASKS,
+            solver(tool_tok, 0.25),
+            n=4,
+            concurrency=4,
+            ray=RayConfig(actors=2, resources={"pair": 1}, max_retries=1),
+            on_result=seen.append,
+        )
+    )
     while len(seen) < 3:
         await asyncio.sleep(0.05)
     await asyncio.to_thread(cluster.remove_node, victim, False)

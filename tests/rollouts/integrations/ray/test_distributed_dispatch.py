@@ -6,18 +6,16 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import ray
+from ray_support import TASKS, AlwaysCall, MarkedEnvFactory, Solver, WhereEnv, token_views
 
-pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
-
-from ray_support import TASKS, AlwaysCall, MarkedEnvFactory, Solver, WhereEnv, token_views  # noqa: E402
-
-from rollgym.errors import WorkerStartError  # noqa: E402
-from rollgym.rollouts.core.batch import run_rollouts  # noqa: E402
-from rollgym.rollouts.integrations.ray import RayConfig  # noqa: E402
-from rollgym.rollouts.integrations.ray.spec import split_slots  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.limits import Limits  # noqa: E402
-from rollgym.rollouts.core.policy import Policy  # noqa: E402
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.errors import WorkerStartError
+from rollgym.limits import Limits
+from rollgym.rollouts.core.batch import run_rollouts
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.integrations.ray import RayConfig
+from rollgym.rollouts.integrations.ray.spec import split_slots
 
 SPREAD = RayConfig(actors=2, resources={"spread": 1})  # one actor per node
 
@@ -29,8 +27,15 @@ def scripted(tok, script):
 async def test_actors_give_the_same_rollouts_as_one_process(cluster, tool_tok):
     seen = []
     one = await run_rollouts("rollgym/Calculator-v0", TASKS, scripted(tool_tok, Solver(tool_tok)), n=2, concurrency=4)
-    two = await run_rollouts("rollgym/Calculator-v0", TASKS, scripted(tool_tok, Solver(tool_tok)), n=2, concurrency=4,
-                             ray=SPREAD, on_result=seen.append)
+    two = await run_rollouts(
+        "rollgym/Calculator-v0",
+        TASKS,
+        scripted(tool_tok, Solver(tool_tok)),
+        n=2,
+        concurrency=4,
+        ray=SPREAD,
+        on_result=seen.append,
+    )
     assert len(two) == len(seen) == 12 and all(r.error is None for r in two)
     assert all(r.reward == 1.0 and len(r.turns) == 2 for r in two)
     assert token_views(two) == token_views(one)  # same ids, masks, logprobs, rewards, stop reasons, in the same order
@@ -41,8 +46,15 @@ async def test_both_nodes_run_rollouts_and_jobs_go_to_whichever_actor_is_free(cl
     # Task 0 is slow (5 turns of a 0.2 s tool); its actor also holds the one job prefetched with it. Every
     # later job goes to the free actor, on the other node.
     slow = [dict(TASKS[0], slow=True)] + TASKS[1:]
-    rollouts = await run_rollouts(WhereEnv, slow, scripted(tool_tok, AlwaysCall(tool_tok, "where")), n=1, concurrency=2,
-                                  ray=SPREAD, limits=Limits(max_turns=5))
+    rollouts = await run_rollouts(
+        WhereEnv,
+        slow,
+        scripted(tool_tok, AlwaysCall(tool_tok, "where")),
+        n=1,
+        concurrency=2,
+        ray=SPREAD,
+        limits=Limits(max_turns=5),
+    )
     where = [r.turns[0].env_messages[0]["content"] for r in rollouts]
     assert all(r.error is None for r in rollouts)
     nodes = {w.split()[0] for w in where}
@@ -51,16 +63,24 @@ async def test_both_nodes_run_rollouts_and_jobs_go_to_whichever_actor_is_free(cl
 
 
 def cluster_nodes():
-    import ray
 
     return [n for n in ray.nodes() if n["Alive"]][:2]
 
 
 async def test_cancelling_stops_every_actor_and_releases_every_environment(cluster, tool_tok, tmp_path):
     seen = []
-    batch = asyncio.create_task(run_rollouts(MarkedEnvFactory(tmp_path), TASKS, scripted(tool_tok, AlwaysCall(tool_tok, "wait")),
-                                             n=2, concurrency=4, ray=SPREAD, limits=Limits(max_turns=20),
-                                             on_result=seen.append))
+    batch = asyncio.create_task(
+        run_rollouts(
+            MarkedEnvFactory(tmp_path),
+            TASKS,
+            scripted(tool_tok, AlwaysCall(tool_tok, "wait")),
+            n=2,
+            concurrency=4,
+            ray=SPREAD,
+            limits=Limits(max_turns=20),
+            on_result=seen.append,
+        )
+    )
     for _ in range(600):  # until both actors have environments up
         await asyncio.sleep(0.05)
         if len({p.name.rsplit("-", 1)[1] for p in tmp_path.glob("setup-*")}) == 2:
@@ -77,8 +97,13 @@ async def test_cancelling_stops_every_actor_and_releases_every_environment(clust
 async def test_an_actor_that_cannot_start_stops_the_run_with_its_traceback(cluster, tool_tok):
     seen = []
     with pytest.raises(WorkerStartError, match="no-such-model-dir"):
-        await run_rollouts("rollgym/Calculator-v0", TASKS[:3], Policy("hf:/no-such-model-dir", tokenizer=tool_tok),
-                           ray=SPREAD, on_result=seen.append)
+        await run_rollouts(
+            "rollgym/Calculator-v0",
+            TASKS[:3],
+            Policy("hf:/no-such-model-dir", tokenizer=tool_tok),
+            ray=SPREAD,
+            on_result=seen.append,
+        )
     assert seen == []
 
 
@@ -87,8 +112,15 @@ async def test_an_on_result_that_raises_stops_the_run(cluster, tool_tok):
         raise OSError("disk full")
 
     with pytest.raises(OSError, match="disk full"):
-        await run_rollouts("rollgym/Calculator-v0", TASKS, scripted(tool_tok, Solver(tool_tok)), n=2, concurrency=4,
-                           ray=SPREAD, on_result=explode)
+        await run_rollouts(
+            "rollgym/Calculator-v0",
+            TASKS,
+            scripted(tool_tok, Solver(tool_tok)),
+            n=2,
+            concurrency=4,
+            ray=SPREAD,
+            on_result=explode,
+        )
 
 
 def test_concurrency_is_shared_out_exactly():

@@ -6,20 +6,17 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from ray_support import TASKS, Solver
 
-pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
-
-from ray_support import TASKS, Solver  # noqa: E402
-
-from rollgym.errors import ClusterLostError  # noqa: E402
-from rollgym.rollouts.core.batch import run_rollouts  # noqa: E402
-from rollgym.rollouts.integrations.ray import RayConfig  # noqa: E402
-from rollgym.rollouts.integrations.ray.dispatch import _Run  # noqa: E402
-from rollgym.rollouts.integrations.ray.pool import Member  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.rollouts.core.generate import generate_to_dir  # noqa: E402
-from rollgym.rollouts.core.output import read_rollouts  # noqa: E402
-from rollgym.rollouts.core.policy import Policy  # noqa: E402
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.errors import ClusterLostError
+from rollgym.rollouts.core.batch import run_rollouts
+from rollgym.rollouts.core.generate import generate_to_dir
+from rollgym.rollouts.core.output import read_rollouts
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.integrations.ray import RayConfig
+from rollgym.rollouts.integrations.ray.dispatch import _Run
+from rollgym.rollouts.integrations.ray.pool import Member
 
 
 def slow_solver(tok, delay_s: float = 0.25):
@@ -38,8 +35,11 @@ async def test_a_node_killed_mid_batch_loses_only_what_its_actor_held(cluster, t
     cluster.wait_for_nodes()
     seen = []
     config = RayConfig(actors=2, resources={"pair": 1}, max_retries=0)
-    batch = asyncio.create_task(run_rollouts("rollgym/Calculator-v0", TASKS, slow_solver(tool_tok), n=4, concurrency=4,
-                                             ray=config, on_result=seen.append))
+    batch = asyncio.create_task(
+        run_rollouts(
+            "rollgym/Calculator-v0", TASKS, slow_solver(tool_tok), n=4, concurrency=4, ray=config, on_result=seen.append
+        )
+    )
     await kill_after(cluster, victim, seen, 3)
     rollouts = await asyncio.wait_for(batch, timeout=120)
     keys = [(r.task_id, r.sample_index) for r in seen]
@@ -72,8 +72,17 @@ async def test_losing_every_actor_raises_cluster_lost_and_leaves_a_resumable_fil
     doomed = cluster.add_node(num_cpus=2, resources={"doomed": 2})  # every actor here, none can go elsewhere
     cluster.wait_for_nodes()
     config = RayConfig(actors=2, resources={"doomed": 1}, max_retries=1)
-    run = asyncio.create_task(generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, policy=slow_solver(tool_tok),
-                                              out=tmp_path, n=4, concurrency=4, ray=config))
+    run = asyncio.create_task(
+        generate_to_dir(
+            env="rollgym/Calculator-v0",
+            tasks=TASKS,
+            policy=slow_solver(tool_tok),
+            out=tmp_path,
+            n=4,
+            concurrency=4,
+            ray=config,
+        )
+    )
     path = tmp_path / "rollouts.jsonl"
     while not path.exists() or path.read_text().count("\n") < 3:
         await asyncio.sleep(0.05)
@@ -82,7 +91,15 @@ async def test_losing_every_actor_raises_cluster_lost_and_leaves_a_resumable_fil
         await asyncio.wait_for(run, timeout=120)
     first = list(read_rollouts(path))
     assert 3 <= len(first) < 24 and all(r.error is None for r in first)  # what was not run is not written
-    summary = await generate_to_dir(env="rollgym/Calculator-v0", tasks=TASKS, policy=slow_solver(tool_tok, 0.0),
-                                    out=tmp_path, n=4, concurrency=4, resume=True, ray=RayConfig(actors=2))
+    summary = await generate_to_dir(
+        env="rollgym/Calculator-v0",
+        tasks=TASKS,
+        policy=slow_solver(tool_tok, 0.0),
+        out=tmp_path,
+        n=4,
+        concurrency=4,
+        resume=True,
+        ray=RayConfig(actors=2),
+    )
     keys = [r.key for r in read_rollouts(path)]
     assert len(keys) == len(set(keys)) == 24 and summary["rollouts"] == 24

@@ -12,21 +12,22 @@ import time
 import uuid
 
 import pytest
+from docker2_support import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh
 
-pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
-
-from docker2_support import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh  # noqa: E402
-
-from rollgym.envs.sandbox import DEFAULT_HOST, client_for, list_containers  # noqa: E402
-from rollgym.rollouts.core.output import read_rollouts  # noqa: E402
+from rollgym.envs.sandbox import DEFAULT_HOST, client_for, list_containers
+from rollgym.rollouts.core.output import read_rollouts
 
 pytestmark = pytest.mark.docker
 
 
 def created(host: str, run_id: str, since: int) -> int:
     """Containers of the run that `host`'s daemon created since `since`, from its event log."""
-    events = client_for(host).events(since=since, until=int(time.time()) + 1, decode=True,
-                                     filters={"type": "container", "event": "create", "label": f"rollgym.run_id={run_id}"})
+    events = client_for(host).events(
+        since=since,
+        until=int(time.time()) + 1,
+        decode=True,
+        filters={"type": "container", "event": "create", "label": f"rollgym.run_id={run_id}"},
+    )
     return sum(1 for _ in events)
 
 
@@ -37,9 +38,34 @@ def test_generate_on_ray_actors_spreads_sandboxes_over_a_local_and_an_ssh_host(d
     run_id, since = f"rayhosts-{uuid.uuid4().hex[:8]}", int(time.time()) - 1
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id, "PATH": f"{SSH_BIN}:{os.environ['PATH']}"}
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "rollgym.rollouts.cli.app", "generate", "--env", "rollgym/SWE-v0", "--tasks", "bundled",
-           "--num-tasks", "2", "--n", "2", "--concurrency", "4", "--max-turns", "2", "--max-tokens", "16",
-           "--workers", "2", "--docker-host", DEFAULT_HOST, "--docker-host", DOCKER2_SSH, "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rollgym.rollouts.cli.app",
+        "generate",
+        "--env",
+        "rollgym/SWE-v0",
+        "--tasks",
+        "bundled",
+        "--num-tasks",
+        "2",
+        "--n",
+        "2",
+        "--concurrency",
+        "4",
+        "--max-turns",
+        "2",
+        "--max-tokens",
+        "16",
+        "--workers",
+        "2",
+        "--docker-host",
+        DEFAULT_HOST,
+        "--docker-host",
+        DOCKER2_SSH,
+        "--out",
+        str(out),
+    ]
     both = [DEFAULT_HOST, DOCKER2]  # the second daemon asked over its own socket, not through ssh
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     deadline = time.time() + 300

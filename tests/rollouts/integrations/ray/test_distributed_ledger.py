@@ -8,19 +8,17 @@ import asyncio
 import uuid
 
 import pytest
+import ray
+from docker2_support import DOCKER2, start_docker2
+from ray_support import TASKS, AlwaysCall, SandboxedEnvFactory
 
-ray = pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
-
-from docker2_support import DOCKER2, start_docker2  # noqa: E402
-from ray_support import TASKS, AlwaysCall, SandboxedEnvFactory  # noqa: E402
-
-from rollgym.envs.sandbox import DEFAULT_HOST, list_containers  # noqa: E402
-from rollgym.rollouts.core.batch import run_rollouts  # noqa: E402
-from rollgym.rollouts.integrations.ray import RayConfig  # noqa: E402
-from rollgym.rollouts.integrations.ray.ledger import HostLedger  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.limits import Limits  # noqa: E402
-from rollgym.rollouts.core.policy import Policy  # noqa: E402
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.envs.sandbox import DEFAULT_HOST, list_containers
+from rollgym.limits import Limits
+from rollgym.rollouts.core.batch import run_rollouts
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.integrations.ray import RayConfig
+from rollgym.rollouts.integrations.ray.ledger import HostLedger
 
 pytestmark = pytest.mark.docker
 
@@ -46,8 +44,17 @@ async def test_the_cap_per_host_holds_across_the_actors_of_a_run(cluster, docker
     watch = asyncio.create_task(peak_per_host(run_id, stop))
     try:
         rollouts = await asyncio.wait_for(
-            run_rollouts(factory, TASKS[:4], policy, n=2, concurrency=4, limits=Limits(max_turns=2),
-                         ray=RayConfig(actors=2, resources={"spread": 1})), 300)
+            run_rollouts(
+                factory,
+                TASKS[:4],
+                policy,
+                n=2,
+                concurrency=4,
+                limits=Limits(max_turns=2),
+                ray=RayConfig(actors=2, resources={"spread": 1}),
+            ),
+            300,
+        )
     finally:
         stop.set()
         peak = await watch

@@ -5,29 +5,31 @@ from __future__ import annotations
 
 import json
 
-import pytest
+from ray_support import TASKS, Solver
 
-pytest.importorskip("ray", reason="the distributed tests need Ray: pip install 'rollgym[ray]'")
-
-from ray_support import TASKS, Solver  # noqa: E402
-
-from rollgym.rollouts.integrations.ray import RayConfig  # noqa: E402
-from rollgym.rollouts.integrations.ray.pool import _POOL  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.limits import Limits  # noqa: E402
-from rollgym.rollouts.core.policy import Policy  # noqa: E402
-from rollgym.rollouts.integrations.trl import make_rollout_func  # noqa: E402
-
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.limits import Limits
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.integrations.ray import RayConfig
+from rollgym.rollouts.integrations.ray.pool import _POOL
+from rollgym.rollouts.integrations.trl import make_rollout_func
 
 SAME = ("prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "reward_correct", "rollgym_turns")
 
 
 def test_a_trl_step_runs_on_the_cluster_with_the_columns_of_one_process(cluster, tool_tok):
     prompts = [json.dumps(t) for t in TASKS[:3] for _ in range(2)]  # GRPO: each prompt twice
-    local = make_rollout_func("rollgym/Calculator-v0", Policy(engine=ScriptedEngine(Solver(tool_tok)), tokenizer=tool_tok),
-                              limits=Limits(max_turns=3))
-    remote = make_rollout_func("rollgym/Calculator-v0", Policy(engine=ScriptedEngine(Solver(tool_tok)), tokenizer=tool_tok),
-                               limits=Limits(max_turns=3), ray=RayConfig(actors=2, resources={"spread": 1}))
+    local = make_rollout_func(
+        "rollgym/Calculator-v0",
+        Policy(engine=ScriptedEngine(Solver(tool_tok)), tokenizer=tool_tok),
+        limits=Limits(max_turns=3),
+    )
+    remote = make_rollout_func(
+        "rollgym/Calculator-v0",
+        Policy(engine=ScriptedEngine(Solver(tool_tok)), tokenizer=tool_tok),
+        limits=Limits(max_turns=3),
+        ray=RayConfig(actors=2, resources={"spread": 1}),
+    )
     expected = local(prompts, None)
     try:
         for _ in range(2):  # two steps: the second reuses the warm actors
