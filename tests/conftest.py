@@ -7,11 +7,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Ray turns a loopback address into the machine's address before it connects (services.resolve_ip_for_localhost);
+# with this it keeps loopback, so the test clusters, pinned to 127.0.0.1, are reached on loopback only (Ray 2.60).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+# Every process a test starts inherits this process's mark (tests/loopback_support.py): each pytest process
+# (each xdist worker) has its own, so a server beyond loopback is filed under the test that started it.
+os.environ["ROLLGYM_TEST_SESSION"] = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 import pytest
+from loopback_support import LoopbackWatch
 from support import TEMPLATES, VOCABS, paired_tokenizer
 
 
@@ -155,3 +163,28 @@ def end_helper_daemons():
     before = running()
     yield
     stop(keep=before)
+
+
+_WATCH: LoopbackWatch | None = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Tests talk to this machine over loopback only: every server a test starts (its own, Ray's, vLLM's, ...)
+    listens on 127.0.0.1; one that listens beyond it fails that test (issue 26, item 6)."""
+    global _WATCH
+    if _WATCH is None:
+        _WATCH = LoopbackWatch(os.environ["ROLLGYM_TEST_SESSION"], os.getpid()).start()
+    _WATCH.current = item.nodeid
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "teardown" and _WATCH is not None:
+        found = _WATCH.take(item.nodeid)
+        if found and report.passed and not item.get_closest_marker("loopback_probe"):
+            report.outcome = "failed"
+            report.longrepr = "servers started by this test listen beyond loopback:\n  " + "\n  ".join(found)

@@ -16,8 +16,9 @@ from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.rollouts.core.generate import generate_to_dir
-from rollgym.rollouts.core.output import RolloutWriter, pass_at_k, read_rollouts
+from rollgym.rollouts.core.output import RolloutWriter, read_rollouts
 from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.core.summary import pass_at_k
 
 TASKS = CalculatorEnv.default_tasks(4)
 
