@@ -154,15 +154,44 @@ def smollm2_fp32():
     return AutoModelForCausalLM.from_pretrained(str(smollm2_dir()), dtype=torch.float32).eval()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def end_helper_daemons():
-    """The second dockerd and the test sshd (several-Docker-hosts tests) are stopped at the end of the session
-    that started them; ones already running are left running."""
-    from docker2_support import running, stop
+def _controller(config) -> bool:
+    """This process runs the session as a whole: no xdist, or xdist's controller (not one of its workers)."""
+    return not hasattr(config, "workerinput")
 
-    before = running()
-    yield
-    stop(keep=before)
+
+def pytest_sessionstart(session):
+    if _controller(session.config):
+        from docker2_support import running
+
+        session.config.stash[_HELPERS] = running()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The second dockerd and the test sshd (several-Docker-hosts tests) are stopped at the end of the session that
+    started them, by the process that owns the whole session (an xdist worker's end is not the session's); ones
+    already running before are left running."""
+    if _controller(session.config) and _HELPERS in session.config.stash:
+        from docker2_support import stop
+
+        stop(keep=session.config.stash[_HELPERS])
+
+
+_HELPERS = pytest.StashKey[set]()
+
+#: Tests that share one machine-wide resource run on one xdist worker, one after another (`--dist loadgroup`):
+#: the real vLLM server; the Ray cluster, the second dockerd and the test sshd (some of these tests kill them).
+_GROUP_BY_FIXTURE = {"real_vllm": "vllm", "vllm_venv": "vllm", "cluster": "hosts", "docker2": "hosts"}
+_GROUP_BY_MODULE = {"test_sandbox_ssh.py": "hosts", "test_sandbox_hosts.py": "hosts", "test_swe_hosts.py": "hosts"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = _GROUP_BY_MODULE.get(item.path.name) or next(
+            (g for f, g in _GROUP_BY_FIXTURE.items() if f in getattr(item, "fixturenames", ())), None
+        )
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(pytest.mark.slow)  # the real vLLM, a Ray cluster, a second daemon: not the fast lane
 
 
 _WATCH: LoopbackWatch | None = None

@@ -119,6 +119,7 @@ def test_the_server_killed_mid_batch_fails_the_rest_as_engine_errors(tool_tok):
     ],
     ids=["5000-digit-int", "5000-deep", "truncated-json"],
 )
+@pytest.mark.slow
 def test_a_malformed_tool_call_is_told_to_the_model_and_the_episode_goes_on(tool_tok, arguments, says):
     answers = {t["question"]: t["answer"] for t in TASKS}
 

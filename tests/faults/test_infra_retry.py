@@ -111,6 +111,7 @@ def test_only_infrastructure_categories_are_set_aside(tmp_path):
     assert [r.task_id for r in read_rollouts(tmp_path / RETRIED_FILE)] == ["t0", "t1", "t2"]
 
 
+@pytest.mark.slow
 async def test_the_default_retry_budget_rides_out_a_server_restart(standin):
     """A server that refuses 3 requests in a row (a restart) costs seconds, not the rollout; the default
     budget's backoff reaches tens of seconds before giving up."""

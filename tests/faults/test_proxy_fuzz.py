@@ -103,6 +103,7 @@ def _check(resp: httpx.Response) -> None:
         assert error["message"], resp.text[:500]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(request=body)
 def test_fuzzed_chat_requests_get_a_2xx_or_a_4xx_json(proxy, request):

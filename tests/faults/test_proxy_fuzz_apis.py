@@ -148,6 +148,7 @@ def _post(url: str, request) -> httpx.Response:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(request=anthropic_body)
 def test_fuzzed_anthropic_requests_get_a_2xx_or_an_anthropic_4xx(proxy, request):
@@ -159,6 +160,7 @@ def test_fuzzed_anthropic_requests_get_a_2xx_or_an_anthropic_4xx(proxy, request)
         assert body["type"] == "error" and body["error"]["type"] and body["error"]["message"], resp.text[:500]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(request=responses_body)
 def test_fuzzed_responses_requests_get_a_2xx_or_a_4xx_json(proxy, request):

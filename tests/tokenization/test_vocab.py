@@ -1,5 +1,6 @@
 """The Qwen2/2.5/3 vocabulary built from qwen.tiktoken matches tiktoken and Qwen's special-token ids."""
 
+import pytest
 import tiktoken
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -57,6 +58,7 @@ def test_matches_tiktoken_on_ordinary_text(qwen_hf_tokenizer, text):
     assert qwen_hf_tokenizer.encode(text, add_special_tokens=False) == _tiktoken().encode_ordinary(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=60) | st.sampled_from(["<|im_start|>user\nhi<|im_end|>\n", " hello world  \n\n", "a , b ."]))
 def test_chat_tokenizer_fast_path_matches_transformers(chat_tokenizers, text):

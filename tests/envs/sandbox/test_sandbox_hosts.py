@@ -48,6 +48,7 @@ def _label_hosts(docker2: str, run_id: str) -> dict[str, int]:
     return {h: len(list_containers(run_id=run_id, docker_host=h)) for h in (DEFAULT_HOST, docker2)}
 
 
+@pytest.mark.slow
 async def test_sandboxes_spread_least_loaded_under_a_cap(base_image, docker2):
     run_id = f"spread-{uuid.uuid4().hex[:8]}"
     cfg = _config(base_image, docker2, run_id, max_per_host=3)
@@ -150,6 +151,7 @@ def test_sandbox_list_and_prune_cover_every_host(base_image, docker2):
             sb.close()
 
 
+@pytest.mark.slow
 async def test_a_host_killed_mid_batch_is_taken_out_of_rotation(base_image, docker2, monkeypatch):
     run_id = f"kill-{uuid.uuid4().hex[:8]}"
     monkeypatch.setattr(hosts, "COOLDOWN_S", 2.0)

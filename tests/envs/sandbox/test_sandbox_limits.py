@@ -32,6 +32,7 @@ def _require_pids_limit() -> None:
         pytest.skip("this Docker engine cannot limit pids: a fork bomb would reach the host")
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_contained(base_image):
     _require_pids_limit()
     with DockerSandbox(SandboxConfig(image=base_image, task_id="forkbomb", pids_limit=64)) as sb:

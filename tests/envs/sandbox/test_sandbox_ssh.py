@@ -27,6 +27,7 @@ def docker_ssh(docker2, monkeypatch) -> str:
     return DOCKER2_SSH
 
 
+@pytest.mark.slow
 async def test_sandboxes_spread_over_a_local_and_an_ssh_host(base_image, docker_ssh):
     from rollgym.rollouts.cli import app
 

@@ -58,6 +58,7 @@ def test_bundled_tasks_are_real_and_well_formed(tasks):
         assert not any(r and r in t.problem_statement for r in removed), "the statement gives the fix away"
 
 
+@pytest.mark.slow
 def test_validate_every_bundled_task_gold_resolves_empty_does_not(tasks):
     rows = validate_tasks(list(tasks.values()), workers=2)
     bad = {r.instance_id: r.problem for r in rows if not r.ok}

@@ -73,6 +73,7 @@ def _graded_on(host: str, since: int) -> bool:
     return any(True for _ in events)
 
 
+@pytest.mark.slow
 def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_tok, say, monkeypatch):
     """`run_rollouts` over both hosts; the second dockerd is SIGKILLed while every episode runs commands: the
     rollouts there are recorded as `sandbox` errors (infrastructure), the others finish, nothing is left on the

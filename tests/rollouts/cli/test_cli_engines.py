@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from standins.loopback import LoopbackServer
 from standins.vllm_standin import make_vllm_standin
 from typer.testing import CliRunner
@@ -41,6 +42,7 @@ def test_generate_from_a_vllm_spec_prints_the_generation():
     assert control.requests[-1]["prompt"] == [5, 6, 7] and control.requests[-1]["seed"] == 1
 
 
+@pytest.mark.slow
 def test_generate_with_an_unknown_spec_or_unreachable_server_fails_clearly():
     unknown = runner.invoke(app, ["sample", "vlm:http://127.0.0.1:9/v1", "--prompt-ids", "1"])
     assert unknown.exit_code == 2 and "Did you mean: vllm" in unknown.output

@@ -149,6 +149,7 @@ def _started(cmd: list[str], out, env: dict):
     return proc, path
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
     """The real CLI with the real default model: SIGINT mid-run, then --resume completes the rest (in 2 worker processes)."""
     out = tmp_path / "run"
@@ -189,6 +190,7 @@ def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
     assert [r.id for r in read_rollouts(path)][: len(first)] == [r.id for r in first]  # earlier lines untouched
 
 
+@pytest.mark.slow
 def test_sigterm_stops_like_ctrl_c_with_exit_143(tmp_path):
     """SIGTERM (what Kubernetes, SLURM, Ray and `timeout` send) unwinds as Ctrl-C does: a valid file, exit 143."""
     out = tmp_path / "run"
@@ -222,6 +224,7 @@ def test_sigterm_stops_like_ctrl_c_with_exit_143(tmp_path):
     assert len({r.key for r in rollouts}) == len(rollouts)
 
 
+@pytest.mark.slow
 def test_workers_that_cannot_build_the_engine_stop_generate_without_writing_errors(tmp_path):
     """The tokenizer loads in the parent, but no worker can build the model: exit 2, nothing to resume past."""
     empty = tmp_path / "not-a-model"

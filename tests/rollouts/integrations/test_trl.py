@@ -52,6 +52,7 @@ def test_task_from_prompt():
         task_from_prompt("What is 2+2?")
 
 
+@pytest.mark.slow
 def test_grpo_trainer_trains_two_steps_through_rollgym(tmp_path):
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer

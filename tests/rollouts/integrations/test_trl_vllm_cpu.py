@@ -28,7 +28,7 @@ def test_the_patch_builds_a_cpu_friendly_llm_and_swaps_the_colocate_sync(monkeyp
     """TRL 1.16's real VLLMGeneration, with the LLM constructor recorded (no vLLM in this Python)."""
     from trl.generation import vllm_generation
 
-    from rollgym.rollouts import trl_vllm_cpu
+    from rollgym.rollouts.integrations import trl_vllm_cpu
 
     built = []
     monkeypatch.setattr(vllm_generation, "LLM", lambda *a, **kw: built.append(kw), raising=False)

