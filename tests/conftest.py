@@ -178,20 +178,27 @@ def pytest_sessionfinish(session, exitstatus):
 
 _HELPERS = pytest.StashKey[set]()
 
-#: Tests that share one machine-wide resource run on one xdist worker, one after another (`--dist loadgroup`):
-#: the real vLLM server; the Ray cluster, the second dockerd and the test sshd (some of these tests kill them).
-_GROUP_BY_FIXTURE = {"real_vllm": "vllm", "vllm_venv": "vllm", "cluster": "hosts", "docker2": "hosts"}
-_GROUP_BY_MODULE = {"test_sandbox_ssh.py": "hosts", "test_sandbox_hosts.py": "hosts", "test_swe_hosts.py": "hosts"}
+
+def pytest_xdist_make_scheduler(config, log):
+    """Tests sharing a machine-wide resource (the vLLM server, the Ray cluster, the second dockerd) run on one worker."""
+    from xdist_groups import SharedResourceScheduling
+
+    return SharedResourceScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
+    from xdist_groups import FIXTURES, group_of
+
+    stray = []
     for item in items:
-        group = _GROUP_BY_MODULE.get(item.path.name) or next(
-            (g for f, g in _GROUP_BY_FIXTURE.items() if f in getattr(item, "fixturenames", ())), None
-        )
+        group = group_of(item.nodeid)
         if group:
-            item.add_marker(pytest.mark.xdist_group(group))
             item.add_marker(pytest.mark.slow)  # the real vLLM, a Ray cluster, a second daemon: not the fast lane
+        needs = {FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in FIXTURES}
+        if needs - {group}:
+            stray.append(f"{item.nodeid} uses {', '.join(sorted(needs))}'s resource: add it to tests/xdist_groups.py")
+    if stray:
+        raise pytest.UsageError("\n".join(stray))
 
 
 _WATCH: LoopbackWatch | None = None

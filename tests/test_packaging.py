@@ -2,6 +2,8 @@
 
 import ast
 import importlib
+import importlib.util
+import re
 import tomllib
 from pathlib import Path
 
@@ -57,3 +59,12 @@ def test_tests_mirror_the_source_tree():
         folder = test_file.parent
         if folder.parts and folder.parts[0] not in ("examples", "faults"):
             assert (ROOT / folder).is_dir(), f"tests/{folder} mirrors no source folder"
+
+
+def test_the_runtime_needs_no_test_tool():
+    """Test helpers and what only they use stay out of the package's runtime dependencies and out of the wheel."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = {re.split(r"[<>=\[ ]", dep)[0] for dep in project["dependencies"]}
+    assert not runtime & {"tiktoken", "pytest", "hypothesis", "selenium", "ruff", "pyright", "import-linter"}
+    assert "tiktoken" in " ".join(project["optional-dependencies"]["test"])
+    assert importlib.util.find_spec("rollgym.engines.testing") is None  # the stand-ins live in tests/standins

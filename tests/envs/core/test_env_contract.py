@@ -205,3 +205,52 @@ def test_a_malformed_task_is_a_clear_error():
     with pytest.raises(ValueError, match="missing \\['answer'\\]"):
         env.reset(options={"task": {"task_id": "x", "question": "?"}})
     env.close()
+
+
+class _Echo(rollgym.envs.Env):
+    """Reads `task["word"]` as a new user would: it has tasks of its own."""
+
+    @classmethod
+    def default_tasks(cls, n, seed=0):
+        return [{"task_id": f"echo-{seed}-{i}", "word": f"w{seed + i}"} for i in range(n)]
+
+    async def setup(self, task):
+        self.word = task["word"]
+        return [{"role": "user", "content": self.word}], {"task_id": task["task_id"]}
+
+    async def compute_reward(self):
+        return 0.0, {}
+
+
+class _NoTasks(_Echo):
+    default_tasks = rollgym.envs.Env.default_tasks  # none of its own
+
+    async def setup(self, task):
+        self.got = task
+        return [{"role": "user", "content": "hi"}], {"task_id": "x"}
+
+
+def test_a_reset_that_names_no_task_takes_one_of_the_envs_default_tasks():
+    """Issue 26: setup gets a task whenever one can be had: default_tasks(1, seed), the seed drawn from the
+    episode's generator when reset gets none; an environment without tasks of its own still gets None."""
+    rollgym.envs.check_env(_Echo())  # reads task["word"]: a TypeError on None before
+    env = _Echo()
+    messages, info = env.reset(seed=3)
+    assert messages[0]["content"] == "w3" and info["task_id"] == "echo-3-0" and env.task["word"] == "w3"
+    assert env.reset(seed=3)[1]["task_id"] == "echo-3-0"  # reproducible by seed
+    assert env.reset(options={"task": {"task_id": "mine", "word": "given"}})[0][0]["content"] == "given"
+    unseeded = {env.reset()[1]["task_id"] for _ in range(8)}
+    assert len(unseeded) > 1  # no seed: drawn from the episode's generator
+    bare = _NoTasks()
+    bare.reset(seed=0)
+    assert bare.got is None
+    env.close()
+    bare.close()
+
+
+def test_the_calculators_default_tasks_say_their_seed_in_their_ids():
+    assert [t["task_id"] for t in CalculatorEnv.default_tasks(2)] == ["calc-0", "calc-1"]
+    assert [t["task_id"] for t in CalculatorEnv.default_tasks(2, seed=5)] == ["calc-5-0", "calc-5-1"]
+    env = make("rollgym/Calculator-v0")
+    assert env.reset(seed=5)[1]["task_id"] == "calc-5-0"
+    env.close()

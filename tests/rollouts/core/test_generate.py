@@ -18,7 +18,7 @@ from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.rollouts.core.generate import generate_to_dir
 from rollgym.rollouts.core.output import RolloutWriter, read_rollouts
 from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.core.summary import pass_at_k
+from rollgym.rollouts.core.summary import RunSummary, pass_at_k, read_summary, summarize
 
 TASKS = CalculatorEnv.default_tasks(4)
 
@@ -90,6 +90,13 @@ async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_pa
     assert summary["rollouts"] == 4 and summary["reward_mean"] == 0.5
     assert summary["pass@1"] == 0.5 and summary["errors"] == {}
     assert json.loads((out / "summary.json").read_text())["rollouts"] == 4
+    # The summary is typed, and summary.json keeps its keys ("pass@1", per task too) and loads back equal.
+    assert isinstance(summary, RunSummary) and summary.pass_at_k == {1: 0.5, 2: 1.0} and summary.tasks == 2
+    on_disk = json.loads((out / "summary.json").read_text())
+    assert (
+        on_disk["pass@2"] == 1.0 and on_disk["per_task"]["calc-0"]["pass@1"] == summary.per_task["calc-0"].pass_at_k[1]
+    )
+    assert read_summary(out) == summary and summary.to_dict() == on_disk
     # Resume with more tasks: only the missing (task, sample) pairs run.
     engine = ScriptedEngine(solver(tool_tok, say))
     await generate_to_dir(
@@ -286,3 +293,15 @@ async def test_the_rows_id_is_what_resume_and_groups_use(tool_tok, say, tmp_path
         await generate_to_dir(env=_OwnIdEnv, tasks=rows, policy=policy, out=tmp_path, n=1, resume=True)
     [rollout] = list(read_rollouts(tmp_path / "rollouts.jsonl"))
     assert (rollout.task_id, rollout.group_id, rollout.meta["env_task_id"]) == ("row-a", "row-a", "own-row-a")
+
+
+def test_rows_come_from_any_iterable_and_an_empty_batch_sums_to_nothing():
+    """One `load_tasks` for every source; an empty summary is `{"rollouts": 0}` on disk, as before."""
+    import rollgym as rg
+
+    rows = rg.load_tasks("rollgym/Calculator-v0", iter(TASKS), num_tasks=3)
+    assert rows == TASKS[:3] and rg.load_tasks("rollgym/Calculator-v0", num_tasks=2) == CalculatorEnv.default_tasks(2)
+    assert summarize([]).to_dict() == {"rollouts": 0} and summarize([]).rollouts == 0
+    import rollgym.envs.swe as swe
+
+    assert not hasattr(swe, "load_tasks") and callable(swe.parse_tasks)  # one load_tasks: rollgym's
