@@ -156,7 +156,7 @@ def test_a_grading_run_that_did_not_complete_is_an_infrastructure_status_never_g
     import threading
     import time
 
-    from rollgym.envs.sandbox import docker_client
+    from rollgym.envs.sandbox import RUN_ID, docker_client
 
     task = tasks["parse__fixed-spans"]
     src = base_file(task, "parse.py")
@@ -166,7 +166,8 @@ def test_a_grading_run_that_did_not_complete_is_an_infrastructure_status_never_g
     def kill_when_tests_run() -> None:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            for c in docker_client().containers.list(filters={"label": f"rollgym.task_id={name}"}):
+            mine = {"label": [f"rollgym.task_id={name}", f"rollgym.run_id={RUN_ID}"]}  # not another session's
+            for c in docker_client().containers.list(filters=mine):
                 if "pytest" in str(c.top()):
                     time.sleep(1.0)
                     c.kill() if how == "kill" else c.stop(timeout=1)
