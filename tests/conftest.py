@@ -17,6 +17,10 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 # Every process a test starts inherits this process's mark (tests/loopback_support.py): each pytest process
 # (each xdist worker) has its own, so a server beyond loopback is filed under the test that started it.
 os.environ["ROLLGYM_TEST_SESSION"] = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores: one math thread each (and in what they start), not two that contend for one core.
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import pytest
 from loopback_support import LoopbackWatch

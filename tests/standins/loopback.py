@@ -40,7 +40,7 @@ class LoopbackServer:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
+        if self._server is not None:  # a request a test left hanging (a stand-in told to hang) is not waited for
+            self._server.should_exit = self._server.force_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)

@@ -46,7 +46,8 @@ def test_generate_from_a_vllm_spec_prints_the_generation():
 def test_generate_with_an_unknown_spec_or_unreachable_server_fails_clearly():
     unknown = runner.invoke(app, ["sample", "vlm:http://127.0.0.1:9/v1", "--prompt-ids", "1"])
     assert unknown.exit_code == 2 and "Did you mean: vllm" in unknown.output
-    down = runner.invoke(app, ["sample", "vllm:http://127.0.0.1:9/v1#m", "--prompt-ids", "1"])
+    one_retry = ["-E", "max_retries=1", "-E", "backoff_s=0.1"]  # the default budget rides out restarts: 25 s here
+    down = runner.invoke(app, ["sample", "vllm:http://127.0.0.1:9/v1#m", "--prompt-ids", "1", *one_retry])
     assert down.exit_code == 2 and "could not reach" in down.output
     both = runner.invoke(app, ["sample", "smollm2-135m"])
     assert both.exit_code != 0 and "exactly one of --prompt-ids or --text" in both.output

@@ -179,7 +179,9 @@ def test_two_samples_of_a_task_side_by_side(browser, real_view, artifacts):
     link = _by_css(browser, f'a[href="#/cmp/{a}/{b}"]')
     assert link, "a rollout links to the other samples of its group"
     link[0].click()
-    cols = _by_css(browser, ".cmpcol")
+    deadline = time.monotonic() + 30  # the route changes at once; the comparison renders on the hashchange after it
+    while not (cols := _by_css(browser, ".cmpcol")) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert [int(c.get_attribute("data-i")) for c in cols] == [a, b]
     for col, i in zip(cols, (a, b), strict=True):
         assert f"reward {_fmt(rollouts[i].reward)}" in col.text
