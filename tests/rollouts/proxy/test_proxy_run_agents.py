@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import openai
+import pytest
 
 import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine
@@ -91,6 +92,7 @@ rg.run_agents(agent, rows, policy, out=sys.argv[1], concurrency=1, resume=True)
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_what_finished_on_disk_and_resume_completes(tmp_path):
     out = tmp_path / "run"
     script = tmp_path / "slow_run.py"
