@@ -337,7 +337,7 @@ def run_case(case: Case, tool_tok, task: dict) -> Outcome:
 GENERATE = [
     sys.executable,
     "-m",
-    "rollgym.rollouts.cli.app",
+    "rollgym",
     "generate",
     "--env",
     "rollgym/SWE-v0",

@@ -20,7 +20,7 @@ from rollgym.rollouts.cli import app
 
 pytestmark = pytest.mark.docker
 
-CLI = [sys.executable, "-m", "rollgym.rollouts.cli.app"]
+CLI = [sys.executable, "-m", "rollgym"]
 
 
 def test_a_task_with_a_relative_sdist_validates_from_another_directory(base_image, tmp_path):

@@ -163,7 +163,7 @@ def test_ctrl_c_leaves_a_valid_resumable_file(tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "rollgym.rollouts.cli.app",
+        "rollgym",
         "generate",
         "--env",
         "rollgym/Calculator-v0",
@@ -204,7 +204,7 @@ def test_sigterm_stops_like_ctrl_c_with_exit_143(tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "rollgym.rollouts.cli.app",
+        "rollgym",
         "generate",
         "--env",
         "rollgym/Calculator-v0",
@@ -240,7 +240,7 @@ def test_workers_that_cannot_build_the_engine_stop_generate_without_writing_erro
     cmd = [
         sys.executable,
         "-m",
-        "rollgym.rollouts.cli.app",
+        "rollgym",
         "generate",
         "--env",
         "rollgym/Calculator-v0",

@@ -42,7 +42,7 @@ def command(server, out, address: str, tasks: int = 6) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "rollgym.rollouts.cli.app",
+        "rollgym",
         "generate",
         "--env",
         "rollgym/Calculator-v0",

@@ -41,7 +41,7 @@ def test_generate_on_ray_actors_spreads_sandboxes_over_a_local_and_an_ssh_host(d
     cmd = [
         sys.executable,
         "-m",
-        "rollgym.rollouts.cli.app",
+        "rollgym",
         "generate",
         "--env",
         "rollgym/SWE-v0",
