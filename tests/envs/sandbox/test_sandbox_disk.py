@@ -53,12 +53,13 @@ def test_a_slow_writer_is_stopped_while_it_runs_not_at_its_timeout(base_image):
 
 
 def test_a_quick_command_is_measured_just_after_it_returns(base_image):
-    """A command under 50 ms is measured by the watch thread a moment later: the next call finds out."""
+    """A command under 50 ms is measured by the watch thread a moment later: the next call finds out (on a loaded
+    machine the write may take long enough to be measured while it runs: then that call does)."""
     with _sandbox(base_image, True, limit="8m") as sb:
         if storage_size_supported(sb.client):
             pytest.skip("this daemon's storage driver enforces the budget itself")
-        sb.exec("head -c 12M /dev/zero > /tmp/quick")  # a few ms through the page cache
         with pytest.raises(DiskLimitError):
+            sb.exec("head -c 12M /dev/zero > /tmp/quick")  # a few ms through the page cache
             for _ in range(50):
                 time.sleep(0.1)
                 sb.exec("true")
