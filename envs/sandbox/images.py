@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import docker
@@ -60,17 +60,31 @@ def image_exists(name: str, client: docker.DockerClient | None = None) -> bool:
         raise ImageError(f"cannot look up image {name}: the Docker engine failed: {exc}") from exc
 
 
-def base_image_name() -> str:
-    """The content-addressed tag of the offline base image (changes when its recipe changes)."""
-    key = _hash(BASE_SUITE, BASE_MIRROR, ",".join(BASE_PACKAGES), BASE_LAYER_DOCKERFILE)
+def base_packages(extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """The Debian packages of a base image: `BASE_PACKAGES`, then the `extra` ones not among them (sorted, once
+    each, so their order does not change the image)."""
+    return BASE_PACKAGES + tuple(sorted(set(extra) - set(BASE_PACKAGES)))
+
+
+def base_image_name(packages: Iterable[str] = ()) -> str:
+    """The content-addressed tag of the offline base image, with extra Debian `packages` if any (e.g.
+    `["golang-go"]`); it changes when its recipe changes, and without extras it is the plain base image's."""
+    key = _hash(BASE_SUITE, BASE_MIRROR, ",".join(base_packages(packages)), BASE_LAYER_DOCKERFILE)
     return f"{BASE_REPO}:{BASE_SUITE}-{key}"
 
 
-def bootstrap_base_image(log: Log = print, force: bool = False, client: docker.DockerClient | None = None) -> str:
+def bootstrap_base_image(
+    log: Log = print,
+    force: bool = False,
+    client: docker.DockerClient | None = None,
+    packages: Iterable[str] = (),
+) -> str:
     """Build the base image offline from Debian packages: debootstrap a rootfs, import it, add a layer
-    (on `client`'s daemon; default: the default engine)."""
+    (on `client`'s daemon; default: the default engine). Extra Debian `packages` give another image, tagged by
+    `base_image_name(packages)`; only the plain one is also tagged `latest`."""
     client = client or docker_client()
-    name = base_image_name()
+    debs = base_packages(packages)
+    name = base_image_name(debs)
     if image_exists(name, client) and not force:
         log(f"[image] {name} is up to date")
         return name
@@ -82,11 +96,11 @@ def bootstrap_base_image(log: Log = print, force: bool = False, client: docker.D
     if not image_exists(rootfs_tag, client) or force:
         with tempfile.TemporaryDirectory(prefix="rollgym-rootfs-", dir="/var/tmp") as tmp:
             root = Path(tmp) / "root"
-            log(f"[image] debootstrap {BASE_SUITE} (minbase + {', '.join(BASE_PACKAGES)}) into {root}")
+            log(f"[image] debootstrap {BASE_SUITE} (minbase + {', '.join(debs)}) into {root}")
             cmd = [
                 "debootstrap",
                 "--variant=minbase",
-                f"--include={','.join(BASE_PACKAGES)}",
+                f"--include={','.join(debs)}",
                 BASE_SUITE,
                 str(root),
                 BASE_MIRROR,
@@ -105,7 +119,8 @@ def bootstrap_base_image(log: Log = print, force: bool = False, client: docker.D
             client.api.import_image_from_file(str(tar_path), repository=repo, tag=tag)
     dockerfile = BASE_LAYER_DOCKERFILE.format(rootfs=rootfs_tag)
     build_image_from_dockerfile(dockerfile, name, log=log, client=client)
-    client.images.get(name).tag(BASE_REPO, "latest")
+    if debs == BASE_PACKAGES:
+        client.images.get(name).tag(BASE_REPO, "latest")
     log(f"[image] built {name}")
     return name
 

@@ -123,7 +123,7 @@ class SWEEnv(Env):
             }
         )
         self.sandbox = await (self.pool.acquire(config) if self.pool else start_sandbox(config))
-        if t.image_name:  # a prebuilt image: pin base_commit and hide any later history
+        if t.image_name or t.image:  # a prebuilt image: pin base_commit and hide any later history
             res = await self.sandbox.aexec(SCRUB_GIT.format(commit=shlex.quote(t.base_commit)), timeout=300)
             if res.exit_code != 0:
                 await asyncio.to_thread(

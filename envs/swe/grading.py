@@ -1,5 +1,6 @@
-"""Grading in a fresh container: the agent's diff (minus test files), then `test_patch`, then the
-F2P and P2P tests with per-test outcomes from a pytest plugin, cross-checked with the exit status."""
+"""Grading in a fresh container. SWE-bench 5 rows: as the official harness grades them (`harness.py`). Other rows:
+the agent's diff (minus test files), then `test_patch`, then the F2P and P2P tests with per-test outcomes from a
+pytest plugin, cross-checked with the exit status."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pydantic import BaseModel, Field
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxError
 from rollgym.envs.sandbox.daemon import client_for
 from rollgym.envs.sandbox.hosts import home_client, release
+from rollgym.envs.swe import harness
 from rollgym.envs.swe.diffs import diff_paths, diff_problem, filter_agent_diff
 from rollgym.envs.swe.images import ensure_task_image
 from rollgym.envs.swe.task import SWETask
@@ -104,7 +106,10 @@ def grade_patch(
             result.status, result.error = "patch_failed", refused
             return result
         image = ensure_task_image(task, log=log, client=client_for(slot) if slot else home_client(docker_host))
-        filtered, result.dropped_paths = filter_agent_diff(diff or "", diff_paths(task.test_patch))
+        if task.grader == "swebench":  # the row's eval script resets its test files itself, as the harness does
+            filtered = diff or ""
+        else:
+            filtered, result.dropped_paths = filter_agent_diff(diff or "", diff_paths(task.test_patch))
         config = SandboxConfig(
             image=image,
             workdir=task.workdir,
@@ -118,7 +123,10 @@ def grade_patch(
         )
         reserved, slot = slot, None  # the sandbox owns it now (and frees it, even if its creation fails)
         with DockerSandbox(config, _reserved_host=reserved) as sb:
-            _grade_in(sb, task, filtered, result)
+            if task.grader == "swebench":
+                harness.grade_in(sb, task, filtered, result)
+            else:
+                _grade_in(sb, task, filtered, result)
         if not keep_all_outcomes:
             result.all_outcomes = None
     except SandboxError as exc:

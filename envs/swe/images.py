@@ -79,9 +79,10 @@ WORKDIR {wd}
 
 
 def task_image_name(task: SWETask) -> str:
-    """The image a task's sandboxes run: its `image_name`, or the content-hashed tag of its build."""
-    if task.image_name:
-        return task.image_name
+    """The image a task's sandboxes run: its `image` (SWE-bench 5) or `image_name`, or the content-hashed tag of its
+    build."""
+    if task.image or task.image_name:
+        return task.image or task.image_name or ""
     dockerfile, files = task_dockerfile(task)
     h = hashlib.sha256(dockerfile.encode())
     for name in sorted(files):
@@ -94,8 +95,12 @@ def ensure_task_image(task: SWETask, log=print, client=None) -> str:
     """Make the task's image available on `client`'s daemon (default: the default engine; other Docker hosts
     get it when a sandbox starts there: sandbox/host_images.py): pull a named one, or build it (once) from its
     `EnvSpec`; a build that finds another base commit is a one-line `WrongBaseCommitError` with the right one."""
-    if task.image_name:
-        return ensure_image(task.image_name, log=log, client=client)
+    if task.image and task.task_dir:  # a task folder: its Dockerfile builds the row's image when no daemon has it
+        if not image_exists(task.image, client):
+            build_task_folder_image(task, log=log, client=client)
+        return task.image
+    if task.image or task.image_name:
+        return ensure_image(task_image_name(task), log=log, client=client)
     name = task_image_name(task)
     if not image_exists(name, client):
         if task.env_spec and task.env_spec.base_image is None and not image_exists(base_image_name(), client):
@@ -115,3 +120,21 @@ def ensure_task_image(task: SWETask, log=print, client=None) -> str:
 def build_task_images(tasks: list[SWETask], log=print) -> list[str]:
     """Build (or find cached) the images of many tasks."""
     return [ensure_task_image(t, log=log) for t in tasks]
+
+
+def build_task_folder_image(task: SWETask, log=print, client=None) -> str:
+    """Build a task folder's image from its Dockerfile (the folder is the context, no network), tagged with the row's
+    `image`. `FROM ${BASE_IMAGE}` gets rollgym's offline base image with the task's `base_packages`."""
+    assert task.task_dir and task.image
+    folder = Path(task.task_dir)
+    dockerfile = (folder / "Dockerfile").read_text()
+    files = {
+        str(f.relative_to(folder)): f.read_bytes()
+        for f in sorted(folder.rglob("*"))
+        if f.is_file() and f.name != "Dockerfile"
+    }
+    if "BASE_IMAGE" in dockerfile:
+        base = bootstrap_base_image(log=log, client=client, packages=tuple(task.base_packages))
+        dockerfile = re.sub(r"^ARG BASE_IMAGE\b.*$", f"ARG BASE_IMAGE={base}", dockerfile, count=1, flags=re.M)
+    log(f"[image] building {task.image} from {folder}")
+    return build_image_from_dockerfile(dockerfile, task.image, files=files, log=log, client=client)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rollgym.envs.core.errors import InvalidTaskError
+from rollgym.envs.core.tasks import read_rows
+from rollgym.envs.swe.formats import RowFormat, RowFormatError, check_image_reference, detect_format
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 BUNDLED_TASKS = TASKS_DIR / "bundled.jsonl"
@@ -50,6 +52,15 @@ class SWETask(BaseModel):
     PASS_TO_PASS: list[str] = Field(default_factory=list)
     image_name: str | None = None  # a prebuilt image (SWE-Gym publishes one per instance)
     env_spec: EnvSpec | None = None
+    # SWE-bench 5 rows describe their own grading (swebench.harness.utils.make_test_spec reads these)
+    image: str | None = None  # the row's environment: the agent's sandbox and the grader's container
+    eval_script: str | None = None  # run after the patch: applies the test patch, runs the tests between markers
+    log_parser: str | None = None  # a name in swebench.harness.log_parsers.PARSER_REGISTRY
+    eval_type: Literal["pass_and_fail", "fail_only"] | None = None
+    version: str | None = None
+    task_dir: str | None = None  # a task folder's path (swebench/task/repo.py): its Dockerfile builds `image`
+    base_packages: list[str] = Field(default_factory=list)  # Debian packages its Dockerfile's base image needs
+    row_format: RowFormat = "rollgym"  # told from the columns by `parse_task` (formats.detect_format)
     test_timeout_s: float = 900.0
     sandbox: dict[str, Any] = Field(default_factory=dict)  # per-task SandboxConfig overrides (mem_limit, cpus, ...)
 
@@ -58,6 +69,12 @@ class SWETask(BaseModel):
     def _json_list(cls, value: Any) -> Any:
         """SWE-bench on Hugging Face stores these lists as JSON strings."""
         return json.loads(value) if isinstance(value, str) else value
+
+    @property
+    def grader(self) -> Literal["swebench", "pytest-plugin"]:
+        """Who decides the verdict: the official SWE-bench harness (rows that describe their own grading), or
+        rollgym's pytest plugin (rows rollgym builds, and pytest repositories without an eval script)."""
+        return "swebench" if self.row_format == "swebench" else "pytest-plugin"
 
     @property
     def workdir(self) -> str:
@@ -77,6 +94,10 @@ class SWETask(BaseModel):
         """SandboxConfig defaults for this row's image. Images rollgym builds (from `env_spec`) have a
         repository any user may write, so the agent runs as the unprivileged uid 1000 there; prebuilt images
         (SWE-bench / SWE-Gym: the testbed conda env on PATH) keep the image's own user, which they assume."""
+        if self.row_format == "swebench":  # the row's environment: what its eval script activates before the tests
+            from rollgym.envs.swe.harness import environment_of
+
+            return {"env": environment_of(self.eval_script or "")}
         if self.image_name and "sweb.eval" in self.image_name:
             return {
                 "env": {
@@ -100,26 +121,20 @@ def swegym_image_name(instance_id: str, namespace: str = "xingyaoww") -> str:
 
 
 def parse_tasks(source: str | Path | Iterable[dict[str, Any]]) -> list[SWETask]:
-    """`SWETask`s (validated rows; `rollgym.load_tasks` gives plain rows for any environment) from a JSONL file (a relative `env_spec.sdist` then resolves next to it), or from any iterable of
-    rows (e.g. a Hugging Face `datasets.Dataset`)."""
+    """`SWETask`s (validated rows; `rollgym.load_tasks` gives plain rows for any environment) from a JSONL or Parquet
+    file (a relative `env_spec.sdist` then resolves next to it), a `datasets` folder, an SWE-bench 5 task repo or task
+    folder, or any iterable of rows (e.g. a Hugging Face `datasets.Dataset`)."""
     if isinstance(source, (str, Path)):
-        rows = with_task_file(read_jsonl(source), source)
+        from rollgym.envs.swe.task_folders import is_task_folder, read_task_folders
+
+        if is_task_folder(source):
+            rows = read_task_folders(source)
+        else:
+            rows = read_rows(source)
+            rows = with_task_file(rows, source) if Path(source).is_file() else rows
     else:
         rows = [dict(row) for row in source]
     return [parse_task(row) for row in rows]
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of a JSONL file; `InvalidTaskError` naming the line that is not JSON."""
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InvalidTaskError(f"{path}:{n}: not valid JSON ({exc})") from exc
-    return rows
 
 
 def with_task_file(rows: list[dict[str, Any]], path: str | Path) -> list[dict[str, Any]]:
@@ -141,13 +156,30 @@ def with_task_file(rows: list[dict[str, Any]], path: str | Path) -> list[dict[st
 
 
 def parse_task(row: dict[str, Any]) -> SWETask:
-    """One row as an `SWETask`, or `InvalidTaskError` saying which fields are wrong."""
+    """One row as an `SWETask`, its format told from its columns; `InvalidTaskError` saying which fields are wrong
+    (`RowFormatError` for a row that mixes formats or lacks a column its format needs)."""
+    if isinstance(row, SWETask):
+        return row
+    fmt = detect_format(row)
+    if fmt == "r2e-gym":
+        raise RowFormatError(
+            f"task {row.get('repo_name', '?')}@{str(row.get('commit_hash', '?'))[:12]} is an R2E-Gym row: its grading "
+            "(run_tests.sh against expected_output_json) is not supported yet"
+        )
     try:
-        return SWETask.model_validate(row)
+        task = SWETask.model_validate({**row, "row_format": fmt})
     except ValidationError as exc:
         raise InvalidTaskError(f"not an SWE task row ({row.get('instance_id', '?')!r}): {exc}") from None
+    for image in (task.image, task.image_name):
+        if image:
+            check_image_reference(image, task.instance_id)
+    if task.grader == "swebench":
+        from rollgym.envs.swe.harness import check_row
+
+        check_row(task)
+    return task
 
 
 def load_bundled_tasks() -> list[SWETask]:
     """The SWE tasks that ship with rollgym (injected bugs in real PyPI projects)."""
-    return [parse_task(row) for row in read_jsonl(BUNDLED_TASKS)]  # their sdists are in BUNDLED_SDISTS
+    return [parse_task(row) for row in read_rows(BUNDLED_TASKS)]  # their sdists are in BUNDLED_SDISTS

@@ -88,7 +88,7 @@ def prepare(task: SWETask, log=lambda _m: None) -> ValidationRow | None:
     row = ValidationRow(instance_id=task.instance_id, f2p_total=len(task.FAIL_TO_PASS))
     try:
         image = ensure_task_image(task, log=log)
-        if task.image_name:  # a built image was checked by its build
+        if task.image_name or task.image:  # an image rollgym built from an sdist was checked by its build
             check_image(task, image)
     except WrongBaseCommitError as exc:
         return row.model_copy(update={"setup_error": str(exc), "setup_invalid": True})

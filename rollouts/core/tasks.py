@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from rollgym.envs.core.tasks import read_rows
 from rollgym.errors import UsageError
-
-
-class TasksNotFoundError(UsageError, FileNotFoundError):
-    """`--tasks` names nothing that exists."""
 
 
 def load_tasks(
@@ -40,26 +36,14 @@ def load_tasks(
 
         tasks = [t.model_dump(mode="json") for t in load_bundled_tasks()]
         return tasks[:num_tasks] if num_tasks else tasks
-    path = Path(source)
-    if path.is_file():
-        try:
-            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{source} is not JSON lines: {exc}") from None
-        from rollgym.envs.swe.task import with_task_file
+    from rollgym.envs.swe.task_folders import is_task_folder, read_task_folders
 
-        rows = with_task_file(rows, path)  # SWE rows: a relative sdist is next to the file, from any directory
-    elif path.is_dir():
-        from datasets import Dataset, load_from_disk
-
-        data = load_from_disk(str(path))
-        if not isinstance(data, Dataset):  # a DatasetDict iterates over its split names, not rows
-            raise UsageError(
-                f"{source} holds several splits ({', '.join(str(split) for split in data)}); pass the directory of one"
-            )
-        rows = [dict(r) for r in data]
+    if is_task_folder(source):  # an SWE-bench 5 task repo, or one task's folder
+        rows = read_task_folders(source)
     else:
-        raise TasksNotFoundError(
-            f"no tasks at {source!r}: pass a JSONL file, a `datasets` save_to_disk directory, or `bundled`"
-        )
+        rows = read_rows(source)
+        if Path(source).is_file():
+            from rollgym.envs.swe.task import with_task_file
+
+            rows = with_task_file(rows, source)  # SWE rows: a relative sdist is next to the file, from any directory
     return rows[:num_tasks] if num_tasks else rows

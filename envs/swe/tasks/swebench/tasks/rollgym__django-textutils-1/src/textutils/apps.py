@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TextUtilsConfig(AppConfig):
+    name = "textutils"
+    verbose_name = "Text utilities"

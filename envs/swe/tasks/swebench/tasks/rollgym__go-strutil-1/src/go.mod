@@ -1,0 +1,3 @@
+module github.com/rollgym/strutil
+
+go 1.19
