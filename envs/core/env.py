@@ -73,6 +73,13 @@ class Env(gymnasium.Env):
             f"{cls.__name__} has no default tasks: pass tasks (a JSONL file, a datasets directory, or rows)"
         )
 
+    @classmethod
+    def prepare_tasks(cls, tasks: list[dict[str, Any]], log: Callable[[str], None] = print) -> dict[str, BaseException]:
+        """Get what a batch's tasks need before any rollout starts (e.g. their images), once per batch; the tasks that
+        cannot run, by task id, with why (each of their rollouts is then recorded as that failure, and the batch
+        goes on). Default: nothing to prepare."""
+        return {}
+
     async def setup(self, task: dict[str, Any] | None) -> tuple[list[dict], dict[str, Any]]:
         """Prepare an episode for `task`; return the initial messages and task metadata."""
         raise NotImplementedError

@@ -15,6 +15,7 @@ from rollgym.envs.sandbox.errors import (
     FileNotInSandboxError,
     HostUnavailableError,
     ImageError,
+    ImageMissingError,
     SandboxDeadError,
     SandboxError,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "ExecResult",
     "FileNotInSandboxError",
     "ImageError",
+    "ImageMissingError",
     "RUN_ID",
     "Sandbox",
     "SandboxConfig",

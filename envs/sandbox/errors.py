@@ -24,6 +24,11 @@ class ImageError(SandboxError):
     """An image could not be found, pulled, built or bootstrapped."""
 
 
+class ImageMissingError(ImageError):
+    """A task's image is on no daemon and its registry does not serve it: the message names the image and the
+    registry's answer. Found before the task's rollouts start (`Env.prepare_tasks`), an infrastructure failure."""
+
+
 class FileNotInSandboxError(EnvError, FileNotFoundError):
     """A path asked of a live sandbox does not exist there (the agent's mistake, not the infrastructure's)."""
 
@@ -38,6 +43,7 @@ __all__ = [
     "FileNotInSandboxError",
     "HostUnavailableError",
     "ImageError",
+    "ImageMissingError",
     "SandboxDeadError",
     "SandboxError",
 ]

@@ -1,6 +1,7 @@
-"""Images per Docker host: checked once per (host, image) before the first sandbox there; a missing one is
-built there when this process knows its recipe, else copied from a host that has it (`docker save` streamed
-into `docker load`, no registry), else the base image is bootstrapped there."""
+"""Images per Docker host: checked once per (host, image) before the first sandbox there; a missing one is pulled
+there from its registry when its name has one, else built there when this process knows its recipe, else copied
+from a host that has it (`docker save` streamed into `docker load`, no registry), else the base image is
+bootstrapped there."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import requests.exceptions
 
 from rollgym.envs.sandbox import images
 from rollgym.envs.sandbox.daemon import client_for
-from rollgym.envs.sandbox.errors import ImageError, SandboxError
+from rollgym.envs.sandbox.errors import ImageError, ImageMissingError, SandboxError
 
 _READY: set[tuple[str, str]] = set()
 _LOCKS: dict[tuple[str, str], threading.Lock] = {}
@@ -55,7 +56,19 @@ def _build_there(name: str, host: str, others: list[str], log: Log) -> bool:
     return True
 
 
+def from_registry(name: str) -> bool:
+    """Whether `name` names its registry (`host:port/...`, `registry.example/...`, `localhost/...`)."""
+    first, sep, _ = name.partition("/")
+    return bool(sep) and ("." in first or ":" in first or first == "localhost")
+
+
 def _provide(name: str, host: str, others: list[str], log: Log) -> None:
+    if from_registry(name):  # each host pulls it from its registry, as a user's hosts would
+        try:
+            images.pull_image(name, log=log, client=client_for(host))
+            return
+        except ImageMissingError as exc:
+            log(f"[image] {exc}; trying to build or copy it instead")
     if _build_there(name, host, others, log):
         return
     for other in others:

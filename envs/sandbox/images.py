@@ -10,15 +10,17 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import docker
 import docker.errors
+import docker.utils
 import requests
 
 from rollgym.envs.sandbox.daemon import docker_client
-from rollgym.envs.sandbox.errors import ImageError
+from rollgym.envs.sandbox.errors import ImageError, ImageMissingError
 
 # The offline base image: Debian bookworm minbase, plus what rollgym's tools and bundled tasks need.
 BASE_SUITE = "bookworm"
@@ -183,11 +185,46 @@ def build_image(context_dir: str | Path, repo: str, log: Log = print, network_mo
 
 
 def ensure_image(name: str, log: Log = print, client: docker.DockerClient | None = None) -> str:
-    """Make `name` available on `client`'s daemon (default engine): present already, or pulled; a clear error
-    when neither works."""
+    """Make `name` available on `client`'s daemon (default engine): present already, or pulled from its registry
+    (`pull_image`); `ImageMissingError` with the registry's answer when neither works."""
     client = client or docker_client()
     if image_exists(name, client):
         return name
+    pull_image(name, log=log, client=client)
+    return name
+
+
+def pull_image(name: str, log: Log = print, client: docker.DockerClient | None = None) -> None:
+    """Pull `name` onto `client`'s daemon, saying how far it got (each layer's status, and the bytes done every
+    few seconds); `ImageMissingError` naming the image and the registry's answer when it cannot."""
+    client = client or docker_client()
+    repository, tag = docker.utils.parse_repository_tag(name)
+    log(f"[image] pulling {name}")
+    said, last, layers = 0.0, {}, {}
+    try:
+        for event in client.api.pull(repository, tag=tag or "latest", stream=True, decode=True):
+            if "error" in event or "errorDetail" in event:
+                raise docker.errors.APIError(str(event.get("error") or event.get("errorDetail")))
+            layer, status = event.get("id"), event.get("status", "")
+            detail = event.get("progressDetail") or {}
+            if layer and detail.get("total"):
+                layers[layer] = (detail.get("current", 0), detail["total"])
+            if layer and status in ("Pull complete", "Already exists") and last.get(layer) != status:
+                last[layer] = status
+                log(f"[image]   {name}: layer {layer} {status.lower()}")
+            if time.monotonic() - said > 5 and layers:
+                said = time.monotonic()
+                done, total = sum(c for c, _ in layers.values()), sum(t for _, t in layers.values())
+                log(f"[image]   {name}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB")
+    except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+        answer = getattr(exc, "explanation", None) or str(exc)
+        raise ImageMissingError(
+            f"image {name!r} is on no Docker daemon here and cannot be pulled: the registry answered: {answer} "
+            "(push it there, or build or import it on this host first)"
+        ) from exc
+    if not image_exists(name, client):
+        raise ImageMissingError(f"image {name!r}: the pull ended but the daemon does not have it")
+    log(f"[image] pulled {name}")
     log(f"[image] pulling {name}")
     try:
         client.images.pull(name)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import shlex
+from collections.abc import Callable
 from typing import Any, Literal
 
 from rollgym.envs.core import Env, InvalidTaskError, tool
+from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.sandbox import (
     DockerSandbox,
     SandboxConfig,
@@ -23,7 +25,7 @@ from rollgym.envs.swe.base_commit import check_in
 from rollgym.envs.swe.diffs import MAX_DIFF_BYTES, diff_problem
 from rollgym.envs.swe.editor import EditorError, StrReplaceEditor
 from rollgym.envs.swe.grading import GradeResult, grade_patch
-from rollgym.envs.swe.images import ensure_task_image
+from rollgym.envs.swe.images import ensure_task_image, task_image_name
 from rollgym.envs.swe.task import SWETask, load_bundled_tasks, parse_task
 
 SYSTEM_PROMPT = """You are a software engineer fixing an issue in the repository at {workdir}.
@@ -102,6 +104,30 @@ class SWEEnv(Env):
         tasks = [t.model_dump(mode="json") for t in load_bundled_tasks()]
         start = seed % len(tasks) if tasks else 0
         return (tasks[start:] + tasks[:start])[:n]
+
+    @classmethod
+    def prepare_tasks(cls, tasks: list[dict[str, Any]], log: Callable[[str], None] = print) -> dict[str, BaseException]:
+        """Every task's image on the default Docker host before any rollout starts (pulled from its registry, or built
+        once), each image once; a row that does not parse or an image no registry serves fails only its own tasks."""
+        failed: dict[str, BaseException] = {}
+        images: dict[str, BaseException | None] = {}
+        for row in tasks:
+            tid = task_id_of(row)
+            try:
+                task = parse_task(row)
+                name = task_image_name(task) if (task.image or task.image_name) else task.instance_id
+                if name not in images:
+                    try:
+                        ensure_task_image(task, log, home_client(None))
+                        images[name] = None
+                    except SandboxError as exc:  # the image's failure is each of its tasks' failure
+                        images[name] = exc
+                error = images[name]
+                if error is not None:
+                    failed[tid] = error
+            except InvalidTaskError as exc:
+                failed[tid] = exc
+        return failed
 
     async def setup(self, task: dict[str, Any] | None):
         self.swe_task = parse_task(task) if task else load_bundled_tasks()[int(self.np_random.integers(6))]

@@ -133,8 +133,9 @@ def build_task_folder_image(task: SWETask, log=print, client=None) -> str:
         for f in sorted(folder.rglob("*"))
         if f.is_file() and f.name != "Dockerfile"
     }
-    if "BASE_IMAGE" in dockerfile:
+    if "BASE_IMAGE" in dockerfile:  # the recipe names its base outright, so another Docker host can build it too
         base = bootstrap_base_image(log=log, client=client, packages=tuple(task.base_packages))
-        dockerfile = re.sub(r"^ARG BASE_IMAGE\b.*$", f"ARG BASE_IMAGE={base}", dockerfile, count=1, flags=re.M)
+        dockerfile = re.sub(r"^ARG BASE_IMAGE\b.*\n", "", dockerfile, count=1, flags=re.M)
+        dockerfile = re.sub(r"^FROM \$\{?BASE_IMAGE\}?", f"FROM {base}", dockerfile, count=1, flags=re.M)
     log(f"[image] building {task.image} from {folder}")
     return build_image_from_dockerfile(dockerfile, task.image, files=files, log=log, client=client)

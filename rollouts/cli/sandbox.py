@@ -1,4 +1,4 @@
-"""`rollgym sandbox list|prune` and `rollgym image build|bootstrap`: the Docker side of rollgym."""
+"""`rollgym sandbox list|prune` and `rollgym images build|bootstrap|pull`: the Docker side of rollgym."""
 
 from __future__ import annotations
 
@@ -73,7 +73,53 @@ def image_bootstrap(
             typer.echo(tag)
 
 
+@image_app.command("pull")
+def image_pull(
+    tasks: str = typer.Argument(
+        ...,
+        help="SWE task rows: a JSONL or Parquet file, a `datasets` folder, an SWE-bench task folder or task repo, "
+        "or 'bundled'",
+    ),
+    docker_host: list[str] | None = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP),
+) -> None:
+    """Get every task's image onto every Docker host before a run: pulled from its registry (progress shown), or
+    built from its task folder or sdist, each image once per host. Exit 0: every image is there; 3: some task's image
+    cannot be had (named, with the registry's answer); 2: the tasks cannot be read."""
+    from rollgym.envs.sandbox import ImageError, client_for, configured_hosts
+    from rollgym.envs.sandbox.host_images import ensure_image_on
+    from rollgym.envs.swe import load_bundled_tasks, parse_tasks
+    from rollgym.envs.swe.images import ensure_task_image, task_image_name
+    from rollgym.errors import RollgymError
+
+    try:
+        rows = load_bundled_tasks() if tasks == "bundled" else parse_tasks(tasks)
+    except (OSError, RollgymError) as exc:
+        typer.echo(f"error: cannot read tasks from {tasks}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    hosts = configured_hosts(docker_host or None)
+    done: dict[tuple[str, str], str | None] = {}
+    for task in rows:
+        for i, host in enumerate(hosts):
+            key = (task.instance_id if not (task.image or task.image_name) else task_image_name(task), host)
+            if key in done:
+                continue
+            try:
+                if i == 0:
+                    name = ensure_task_image(task, log=lambda m: typer.echo(m, err=True), client=client_for(host))
+                else:
+                    name = task_image_name(task)
+                    ensure_image_on(name, host, hosts[:1], log=lambda m: typer.echo(m, err=True))
+                done[key] = None
+                typer.echo(f"{host}: {name}")
+            except (ImageError, RollgymError) as exc:
+                done[key] = str(exc)
+                typer.echo(f"{host}: {task.instance_id}: {exc}", err=True)
+    if any(error is not None for error in done.values()):
+        raise typer.Exit(3)
+
+
 def register(app: typer.Typer) -> None:
-    """Add the `sandbox` and `image` command groups to the CLI."""
+    """Add the `sandbox` and `images` command groups to the CLI (`image` is the same group)."""
     app.add_typer(sandbox_app, name="sandbox")
-    app.add_typer(image_app, name="image")
+    app.add_typer(image_app, name="images")
+    app.add_typer(image_app, name="image", hidden=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -9,7 +10,15 @@ from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import UsageError
 from rollgym.limits import Limits
-from rollgym.rollouts.core.jobs import EnvFactory, Executor, RolloutJob, RunSpec, executor_for
+from rollgym.rollouts.core.jobs import (
+    EnvFactory,
+    Executor,
+    RolloutJob,
+    RunSpec,
+    executor_for,
+    failed_job,
+    prepare_tasks,
+)
 from rollgym.rollouts.core.loop import check_sampling
 from rollgym.rollouts.core.policy import Policy, as_policy
 from rollgym.rollouts.core.records import Rollout
@@ -63,6 +72,13 @@ async def run_rollouts(
     spec = RunSpec(
         env=env, policy=policy, limits=limits, sampling=sampling, group_prefix=group_prefix, env_kwargs=env_kwargs
     )
+    distinct = list({job.task_id: job.task for job in jobs}.values())
+    unprepared = await asyncio.to_thread(prepare_tasks, env, distinct, env_kwargs) if jobs else {}
+    if unprepared:  # e.g. an image no registry serves: recorded at once, the rest of the batch goes on
+        env_id = env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
+        for job in [j for j in jobs if j.task_id in unprepared]:
+            collect(job.task_index, job.sample_index, failed_job(job, env_id, group_prefix, unprepared[job.task_id]))
+        jobs = [j for j in jobs if j.task_id not in unprepared]
     try:
         await runner.run(spec, jobs, concurrency=concurrency, on_result=collect)
     finally:

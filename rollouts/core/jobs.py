@@ -74,6 +74,39 @@ def env_factory_for(env: str | EnvFactory, **env_kwargs: Any) -> tuple[EnvFactor
     return env, getattr(env, "__name__", type(env).__name__)
 
 
+def prepare_tasks(
+    env: str | EnvFactory, tasks: Sequence[dict], env_kwargs: dict | None = None
+) -> dict[str, BaseException]:
+    """The environment's `prepare_tasks` on a batch's tasks (their images pulled or built before any rollout
+    starts): the task ids that cannot run, with why. A factory that is not an `Env` class prepares nothing."""
+    if isinstance(env, str):
+        from rollgym.envs import make
+
+        instance = make(env, **(env_kwargs or {}))
+        try:
+            cls = type(instance.unwrapped)
+        finally:
+            instance.close()
+    else:
+        cls = env
+    prepare = getattr(cls, "prepare_tasks", None)
+    if not isinstance(cls, type) or prepare is None:
+        return {}
+    return prepare(list(tasks), log=lambda _m: None)
+
+
+def failed_job(job: RolloutJob, env_id: str, group_prefix: str, exc: BaseException) -> Rollout:
+    """The rollout of a job whose task could not be prepared: recorded as that failure, never run."""
+    return Rollout(
+        env_id=env_id,
+        task_id=job.task_id,
+        group_id=f"{group_prefix}{job.task_id}",
+        sample_index=job.sample_index,
+        stop_reason="error",
+        error=ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)[:2000]),
+    )
+
+
 def sample_seed(seed: int | None, task_index: int, sample_index: int) -> int | None:
     """A distinct, reproducible seed per (task, sample), so the samples of a group differ."""
     return None if seed is None else (seed * 1_000_003 + task_index * 10_007 + sample_index * 101) % 2**63

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Run textutils' test suite the way Django runs its own.
 
+Examples::
+
     ./tests/runtests.py                                  # every test package under tests/
     ./tests/runtests.py --verbosity 2 template_tests     # one package, one line per test
     ./tests/runtests.py utils_tests.test_text.TruncateMiddleTests.test_odd_length
@@ -37,7 +39,7 @@ def get_test_modules():
 
 def django_tests(verbosity, failfast, parallel, test_labels, test_name_patterns):
     if verbosity >= 1:
-        print("Testing against Django installed in '%s'" % os.path.dirname(django.__file__))
+        print(f"Testing against Django installed in '{os.path.dirname(django.__file__)}'")
     django.setup()
     TestRunner = get_runner(settings)
     runner = TestRunner(

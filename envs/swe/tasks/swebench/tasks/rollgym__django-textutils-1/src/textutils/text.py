@@ -42,7 +42,7 @@ def humanize_list(items, conjunction="and"):
         return ""
     if len(items) == 1:
         return items[0]
-    return "%s %s %s" % (", ".join(items[:-1]), conjunction, items[-1])
+    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
 
 
 def find_spans(text, term):

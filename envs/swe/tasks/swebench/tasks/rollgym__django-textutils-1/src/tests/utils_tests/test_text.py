@@ -1,6 +1,5 @@
 from django.test import SimpleTestCase
 from django.utils.functional import lazystr
-
 from textutils import text
 
 

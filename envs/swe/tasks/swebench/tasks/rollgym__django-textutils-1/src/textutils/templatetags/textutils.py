@@ -47,7 +47,7 @@ def highlight(value, term, autoescape=True):
     last = 0
     for start, end in spans:
         pieces.append(value[last:start])
-        pieces.append("<mark>%s</mark>" % value[start:end])
+        pieces.append(f"<mark>{value[start:end]}</mark>")
         last = end
     pieces.append(value[last:])
     return mark_safe("".join(pieces))
