@@ -1,11 +1,13 @@
 """The second real Docker daemon of the several-Docker-hosts tests (`.ci/docker-up --second`): its addresses
-(a unix socket, and TCP with TLS), starting it (idempotent) and killing it (SIGKILL, as a crashed host)."""
+(a unix socket, and TCP with TLS), starting it (idempotent) and killing it (SIGKILL, as a crashed host); and the test
+image registry (`.ci/docker-up --registry`)."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,6 +35,16 @@ def start_docker2_ssh() -> None:
 
 
 SSHD_PIDFILE = "/run/rollgym-sshd.pid"
+REGISTRY = "127.0.0.1:5000"  # the test registry (`.ci/docker-up --registry`), serving the task folders' images
+REGISTRY_PIDFILE = "/run/rollgym-registry.pid"
+
+
+def start_registry() -> None:
+    """Start the test registry with the task folders' images pushed, if it is not serving; raise when it cannot."""
+    env = {**os.environ, "ROLLGYM_BIN": str(Path(sys.executable).parent / "rollgym")}
+    proc = subprocess.run(["bash", str(DOCKER_UP), "--registry"], capture_output=True, text=True, timeout=900, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f".ci/docker-up --registry failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
 
 
 def _alive(pidfile: str) -> int | None:
@@ -47,7 +59,11 @@ def _alive(pidfile: str) -> int | None:
 
 def running() -> set[str]:
     """Which of the second dockerd and the test sshd run now."""
-    return {name for name, pidfile in (("docker2", PIDFILE), ("sshd", SSHD_PIDFILE)) if _alive(pidfile)}
+    return {
+        name
+        for name, pidfile in (("docker2", PIDFILE), ("sshd", SSHD_PIDFILE), ("registry", REGISTRY_PIDFILE))
+        if _alive(pidfile)
+    }
 
 
 def stop(keep: set[str]) -> None:
@@ -56,7 +72,7 @@ def stop(keep: set[str]) -> None:
     if "sshd" not in keep:
         # ssh's ControlPersist masters (titled "ssh: /run/rollgym-ssh-<hash> [mux]"), and clients using the config
         subprocess.run(["pkill", "-f", "/run/rollgym-ssh-|rollgym-sshd/ssh_config"], capture_output=True)
-    for name, pidfile in (("sshd", SSHD_PIDFILE), ("docker2", PIDFILE)):
+    for name, pidfile in (("sshd", SSHD_PIDFILE), ("docker2", PIDFILE), ("registry", REGISTRY_PIDFILE)):
         pid = _alive(pidfile)
         if name in keep or pid is None:
             continue

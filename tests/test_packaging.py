@@ -17,7 +17,8 @@ def test_subpackages_import_from_one_package():
 
 
 def test_every_source_folder_is_listed_in_pyproject():
-    """A folder with an __init__.py that pyproject does not list would vanish from the wheel."""
+    """A folder with an __init__.py that pyproject does not list would vanish from the wheel. The SWE task folders
+    (`envs/swe/tasks/`) are package data: the repositories they hold are the tasks', not packages of ours."""
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     mapping = {
         "tokenization": "rollgym.tokenization",
@@ -28,6 +29,8 @@ def test_every_source_folder_is_listed_in_pyproject():
     found = set()
     for top, pkg in mapping.items():
         for init in (ROOT / top).rglob("__init__.py"):
+            if init.is_relative_to(ROOT / "envs" / "swe" / "tasks"):
+                continue
             rel = init.parent.relative_to(ROOT / top).parts
             found.add(".".join((pkg, *rel)))
     missing = found - listed

@@ -1,5 +1,6 @@
 """Which tests share a machine-wide resource, and so run one after another on one xdist worker: the real vLLM
-server (`vllm`), and the Ray cluster, the second dockerd and the test sshd, which some of these tests kill (`hosts`).
+server (`vllm`), and the Ray cluster, the second dockerd, the test sshd and the test registry, which some of these
+tests kill (`hosts`).
 
 xdist's own `--dist loadgroup` reads `xdist_group` marks into node ids, which pytest 9 no longer lets a plugin
 change (its nodes keep a structured id); so the controller's scheduler finds the group from the node id here."""
@@ -22,6 +23,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "tests/envs/sandbox/test_sandbox_ssh.py",
         "tests/envs/sandbox/test_sandbox_hosts.py",
         "tests/envs/swe/test_swe_hosts.py",
+        "tests/envs/swe/test_swe_registry.py",
     ),
 }
 #: the fixtures that hold each group's resource: a test using one must be in its group (checked at collection)

@@ -225,12 +225,3 @@ def pull_image(name: str, log: Log = print, client: docker.DockerClient | None =
     if not image_exists(name, client):
         raise ImageMissingError(f"image {name!r}: the pull ended but the daemon does not have it")
     log(f"[image] pulled {name}")
-    log(f"[image] pulling {name}")
-    try:
-        client.images.pull(name)
-    except docker.errors.APIError as exc:
-        raise ImageError(
-            f"image {name!r} is not present and cannot be pulled ({exc}); "
-            "on machines without a registry, build or import it first"
-        ) from exc
-    return name
