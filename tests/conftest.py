@@ -17,6 +17,8 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 # Every process a test starts inherits this process's mark (tests/loopback_support.py): each pytest process
 # (each xdist worker) has its own, so a server beyond loopback is filed under the test that started it.
 os.environ["ROLLGYM_TEST_SESSION"] = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+# The whole session's id (the controller's; its xdist workers inherit it): helpers it starts are its to stop.
+os.environ.setdefault("ROLLGYM_TEST_HELPERS_SESSION", os.environ["ROLLGYM_TEST_SESSION"])
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Two workers on two cores: one math thread each (and in what they start), not two that contend for one core.
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
@@ -163,24 +165,14 @@ def _controller(config) -> bool:
     return not hasattr(config, "workerinput")
 
 
-def pytest_sessionstart(session):
-    if _controller(session.config):
-        from docker2_support import running
-
-        session.config.stash[_HELPERS] = running()
-
-
 def pytest_sessionfinish(session, exitstatus):
-    """The second dockerd and the test sshd (several-Docker-hosts tests) are stopped at the end of the session that
-    started them, by the process that owns the whole session (an xdist worker's end is not the session's); ones
-    already running before are left running."""
-    if _controller(session.config) and _HELPERS in session.config.stash:
+    """The second dockerd, the test sshd and the test registry are stopped at the end of the session that started
+    them, by the process that owns the whole session (an xdist worker's end is not the session's); ones running
+    before, or started by another session meanwhile, are left running (docker2_support's ledger)."""
+    if _controller(session.config):
         from docker2_support import stop
 
-        stop(keep=session.config.stash[_HELPERS])
-
-
-_HELPERS = pytest.StashKey[set]()
+        stop()
 
 
 def pytest_xdist_make_scheduler(config, log):

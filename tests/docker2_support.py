@@ -5,6 +5,7 @@ image registry (`.ci/docker-up --registry`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,18 +21,39 @@ DOCKER2_SSH = "ssh://root@127.0.0.1:2222"  # the same daemon behind a real sshd 
 SSH_BIN = "/var/lib/rollgym-sshd/bin"  # the system ssh with the test sshd's keys and known_hosts (-F)
 
 
+#: the test session these helpers belong to (set by the session's controller, inherited by its xdist workers): a
+#: helper is stopped at the end only by the session that started that process, never by another session running
+#: beside it on the same machine
+SESSION_ENV = "ROLLGYM_TEST_HELPERS_SESSION"
+
+
+def _ledger() -> Path | None:
+    session = os.environ.get(SESSION_ENV)
+    return Path(f"/tmp/rollgym-test-helpers-{session}") if session else None
+
+
+def _docker_up(flag: str, timeout: float = 300, env: dict | None = None) -> None:
+    """Run `.ci/docker-up FLAG` (idempotent) and note in this session's ledger each helper process it started."""
+    before = _pids()
+    proc = subprocess.run(["bash", str(DOCKER_UP), flag], capture_output=True, text=True, timeout=timeout, env=env)
+    ledger = _ledger()
+    if ledger is not None:
+        ledger.mkdir(exist_ok=True)
+        for name, pid in _pids().items():
+            if pid is not None and pid != before.get(name):
+                (ledger / name).write_text(str(pid))
+    if proc.returncode != 0:
+        raise RuntimeError(f".ci/docker-up {flag} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+
+
 def start_docker2() -> None:
     """Start the second dockerd if it is not running, with rollgym's base image; raise when it cannot start."""
-    proc = subprocess.run(["bash", str(DOCKER_UP), "--second"], capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise RuntimeError(f".ci/docker-up --second failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    _docker_up("--second")
 
 
 def start_docker2_ssh() -> None:
     """Start the second dockerd and the sshd that serves it, if they are not running; raise when they cannot."""
-    proc = subprocess.run(["bash", str(DOCKER_UP), "--ssh"], capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise RuntimeError(f".ci/docker-up --ssh failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    _docker_up("--ssh")
 
 
 SSHD_PIDFILE = "/run/rollgym-sshd.pid"
@@ -41,10 +63,9 @@ REGISTRY_PIDFILE = "/run/rollgym-registry.pid"
 
 def start_registry() -> None:
     """Start the test registry with the task folders' images pushed, if it is not serving; raise when it cannot."""
-    env = {**os.environ, "ROLLGYM_BIN": str(Path(sys.executable).parent / "rollgym")}
-    proc = subprocess.run(["bash", str(DOCKER_UP), "--registry"], capture_output=True, text=True, timeout=900, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f".ci/docker-up --registry failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    _docker_up(
+        "--registry", timeout=900, env={**os.environ, "ROLLGYM_BIN": str(Path(sys.executable).parent / "rollgym")}
+    )
 
 
 def _alive(pidfile: str) -> int | None:
@@ -57,24 +78,28 @@ def _alive(pidfile: str) -> int | None:
         return None
 
 
-def running() -> set[str]:
-    """Which of the second dockerd and the test sshd run now."""
-    return {
-        name
-        for name, pidfile in (("docker2", PIDFILE), ("sshd", SSHD_PIDFILE), ("registry", REGISTRY_PIDFILE))
-        if _alive(pidfile)
-    }
+HELPERS = (("sshd", SSHD_PIDFILE), ("docker2", PIDFILE), ("registry", REGISTRY_PIDFILE))
 
 
-def stop(keep: set[str]) -> None:
-    """Stop the second dockerd and the test sshd (and ssh connections kept open to it), except those in `keep`:
-    a test session ends what it started."""
-    if "sshd" not in keep:
+def _pids() -> dict[str, int | None]:
+    return {name: _alive(pidfile) for name, pidfile in HELPERS}
+
+
+def stop() -> None:
+    """Stop the helpers (the second dockerd, the test sshd and ssh connections kept open to it, the registry) that
+    this session started and that still run as it started them: a test session ends what it started, and only that."""
+    ledger = _ledger()
+    if ledger is None or not ledger.is_dir():
+        return
+    ours = {f.name: int(f.read_text()) for f in ledger.iterdir()}
+    shutil.rmtree(ledger, ignore_errors=True)
+    now = _pids()
+    if "sshd" in ours and now["sshd"] == ours["sshd"]:
         # ssh's ControlPersist masters (titled "ssh: /run/rollgym-ssh-<hash> [mux]"), and clients using the config
         subprocess.run(["pkill", "-f", "/run/rollgym-ssh-|rollgym-sshd/ssh_config"], capture_output=True)
-    for name, pidfile in (("sshd", SSHD_PIDFILE), ("docker2", PIDFILE), ("registry", REGISTRY_PIDFILE)):
-        pid = _alive(pidfile)
-        if name in keep or pid is None:
+    for name, pidfile in HELPERS:
+        pid = now[name]
+        if pid is None or ours.get(name) != pid:
             continue
         os.kill(pid, signal.SIGTERM)
         for _ in range(600):  # dockerd stops its containers and its containerd first

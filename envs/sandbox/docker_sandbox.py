@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import posixpath
 import re
 import shlex
@@ -15,7 +16,7 @@ import docker.errors
 import requests.exceptions
 import urllib3.exceptions
 
-from rollgym.envs.sandbox import hosts, lifecycle
+from rollgym.envs.sandbox import hosts, lifecycle, prepared
 from rollgym.envs.sandbox.archives import dir_archive, file_archive, first_file
 from rollgym.envs.sandbox.daemon import (
     DEFAULT_HOST,
@@ -67,10 +68,19 @@ class DockerSandbox:
         self.disk_budget: int | None = None  # bytes, when measured here (not enforced by the storage driver)
         self.disk_used: int | None = None  # set when the writable layer went over the budget
         self._slot: str | None = None  # the host whose placement slot this sandbox holds until closed
+        self.prepare_result: ExecResult | None = None  # `config.prepare` run here (None: forked, or nothing to run)
+        self.image = config.image  # what the container started from (a prepared image when forked)
+        prepare_lock: threading.Lock | None = None
         with lifecycle.busy():  # creating: `lifecycle.settle` waits for it, even if the caller has left
             if client is not None:
                 self.client, self.host = client, host_of(client)
-                self.container = self._create()
+                prepare_lock = self._fork_or_lock()
+                try:
+                    self.container = self._create()
+                except BaseException:
+                    if prepare_lock is not None:
+                        prepare_lock.release()
+                    raise
             else:
                 candidates = configured_hosts(config.docker_host)
                 self.host = _reserved_host or hosts.reserve(candidates, config.max_per_host)
@@ -78,8 +88,11 @@ class DockerSandbox:
                 try:
                     self.client = client_for(self.host)
                     ensure_image_on(config.image, self.host, [*candidates, DEFAULT_HOST])
+                    prepare_lock = self._fork_or_lock()
                     self.container = self._create()
                 except BaseException as exc:
+                    if prepare_lock is not None:
+                        prepare_lock.release()
                     hosts.release(self.host)
                     self._slot = None
                     if isinstance(exc, Exception) and hosts.is_unreachable(exc):
@@ -92,6 +105,38 @@ class DockerSandbox:
             lifecycle.register(self)
         if config.use_runner:
             self._start_runner()
+        if prepare_lock is not None:
+            self._prepare(prepare_lock)
+
+    # -- prepared state (prepared.py) -------------------------------------------------------------
+    def _fork_or_lock(self) -> threading.Lock | None:
+        """Start from this host's prepared image of the config when there is one; else hold the lock under which
+        this sandbox prepares it (None: nothing to prepare, or forked)."""
+        if not self.config.prepare:
+            return None
+        key = prepared.key_of(self.client, self.config)
+        lock = prepared.lock_for(self.host, key)
+        lock.acquire()
+        image = prepared.find(self.client, key)
+        if image is not None:
+            lock.release()
+            self.image = image
+            return None
+        self._prepare_key = key
+        return lock
+
+    def _prepare(self, lock: threading.Lock) -> None:
+        """Run `config.prepare` here and, when it succeeds, commit the container as the host's prepared image."""
+        try:
+            self.prepare_result = self.exec(self.config.prepare or "", timeout=max(self.config.default_timeout_s, 600))
+            if self.prepare_result.exit_code == 0:
+                with contextlib.suppress(docker.errors.APIError):  # the next sandbox prepares again
+                    prepared.commit(self.container, self._prepare_key)
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            lock.release()
 
     # -- creation --------------------------------------------------------------------------------
     def _create(self):
@@ -131,7 +176,7 @@ class DockerSandbox:
         try:
             try:
                 container = with_retries(
-                    lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}"
+                    lambda: self.client.containers.create(self.image, **kwargs), f"create {self.name}"
                 )
             except (docker.errors.APIError, SandboxError) as exc:
                 if "storage_opt" not in kwargs or "storage" not in str(exc).lower():
@@ -139,7 +184,7 @@ class DockerSandbox:
                 storage_size_refused(self.client)  # e.g. xfs without pquota: measure instead
                 del kwargs["storage_opt"]
                 container = with_retries(
-                    lambda: self.client.containers.create(cfg.image, **kwargs), f"create {self.name}"
+                    lambda: self.client.containers.create(self.image, **kwargs), f"create {self.name}"
                 )
         except docker.errors.ImageNotFound as exc:
             raise ImageError(

@@ -49,6 +49,9 @@ class SandboxConfig(BoundaryModel):
     run_id: str | None = None
     task_id: str | None = None
     use_runner: bool = True  # persistent in-container runner for fast exec, with plain exec fallback
+    # A command every sandbox of this config needs before use, run once per Docker host and image and forked for the
+    # rest (prepared.py): the sandbox's `prepare_result` is its outcome, None for a sandbox started from that state.
+    prepare: str | None = None
     default_timeout_s: float = 120.0
     max_output_bytes: int = 50_000  # kept: the first and last halves; the rest is elided and counted
     # The Docker daemon(s): an address (unix:///…sock, tcp://host:2376 with DOCKER_TLS_VERIFY/DOCKER_CERT_PATH,

@@ -138,19 +138,25 @@ class SWEEnv(Env):
         image = await asyncio.to_thread(
             ensure_task_image, t, lambda _m: None, home_client(self.placement["docker_host"])
         )
+        # A prebuilt image: pin base_commit and hide any later history, once per host (the group's later sandboxes
+        # start from that state: sandbox/prepared.py).
+        scrub = SCRUB_GIT.format(commit=shlex.quote(t.base_commit)) if (t.image_name or t.image) else None
         config = SandboxConfig(
             **{
                 "image": image,
                 "workdir": t.workdir,
                 "task_id": t.instance_id,
+                "prepare": scrub,
                 **t.default_sandbox(),
                 **self.sandbox_overrides,
                 **t.sandbox,
             }
         )
         self.sandbox = await (self.pool.acquire(config) if self.pool else start_sandbox(config))
-        if t.image_name or t.image:  # a prebuilt image: pin base_commit and hide any later history
-            res = await self.sandbox.aexec(SCRUB_GIT.format(commit=shlex.quote(t.base_commit)), timeout=300)
+        res = getattr(self.sandbox, "prepare_result", None)  # None: started from the host's prepared state
+        if scrub and not hasattr(self.sandbox, "prepare_result"):  # a Sandbox that does not run `prepare` itself
+            res = await self.sandbox.aexec(scrub, timeout=300)
+        if res is not None:
             if res.exit_code != 0:
                 await asyncio.to_thread(
                     check_in, self.sandbox, t

@@ -28,6 +28,12 @@ GRADE_DIR = "/tmp/rollgym-grade"
 # timeout / oom / infra_error / task_error: not the agent's answer being wrong: retry or drop, do not train on.
 GradeStatus = Literal["graded", "patch_failed", "timeout", "oom", "infra_error", "task_error"]
 INFRA_STATUSES = ("timeout", "oom", "infra_error", "task_error")
+#: outcomes (the pytest plugin's names) that count as success, as the official harness counts them: `test_passed`
+#: for FAIL_TO_PASS, `test_maintained` for PASS_TO_PASS (`swebench.harness.grading`, 5.0.2)
+F2P_SUCCESS = frozenset({"passed", "xfailed"})
+P2P_SUCCESS = frozenset({"passed", "xfailed", "skipped"})
+#: pytest's exit codes that mean no named test ran (pytest.ExitCode.USAGE_ERROR, NO_TESTS_COLLECTED)
+PYTEST_RAN_NOTHING = {4: "usage error, e.g. a named file or test id not found", 5: "no tests collected"}
 
 
 class GradeResult(BaseModel):
@@ -47,11 +53,13 @@ class GradeResult(BaseModel):
 
     @property
     def f2p_passed_frac(self) -> float:
-        return _frac(self.f2p)
+        """The share of FAIL_TO_PASS tests that now pass (1.0 when there are none)."""
+        return _frac(self.f2p, F2P_SUCCESS)
 
     @property
     def p2p_passed_frac(self) -> float:
-        return _frac(self.p2p)
+        """The share of PASS_TO_PASS tests still maintained (1.0 when there are none)."""
+        return _frac(self.p2p, P2P_SUCCESS)
 
     @property
     def infra_failure(self) -> bool:
@@ -67,8 +75,14 @@ class GradeResult(BaseModel):
         }
 
 
-def _frac(outcomes: dict[str, str]) -> float:
-    return sum(o == "passed" for o in outcomes.values()) / len(outcomes) if outcomes else 1.0
+def _frac(outcomes: dict[str, str], success: frozenset[str]) -> float:
+    return sum(o in success for o in outcomes.values()) / len(outcomes) if outcomes else 1.0
+
+
+def resolved_by(f2p: dict[str, str], p2p: dict[str, str]) -> bool:
+    """SWE-bench's resolution rule (`swebench.harness.grading`, 5.0.2): every FAIL_TO_PASS test passes (or xfails)
+    and every PASS_TO_PASS test is maintained (passes, xfails or is skipped); a missing test is a failure."""
+    return all(o in F2P_SUCCESS for o in f2p.values()) and all(o in P2P_SUCCESS for o in p2p.values())
 
 
 def _apply(sb: DockerSandbox, patch: str, name: str) -> str | None:
@@ -171,6 +185,16 @@ def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) 
         result.status = "infra_error"
         result.error = f"the test run did not complete (container {state}): {res.output[-500:]}"
         return
+    if res.exit_code in PYTEST_RAN_NOTHING:
+        # pytest ran none of the named tests (a test id it cannot find, or nothing collected): no verdict, whoever's
+        # doing it is, so a correct fix is never scored as wrong (and a test-deleting diff is never scored at all).
+        result.status = "task_error"
+        result.error = (
+            f"the test runner ran none of the named tests (pytest exit {res.exit_code}: "
+            f"{PYTEST_RAN_NOTHING[res.exit_code]}); is `test_command` right for this repository, and are "
+            f"FAIL_TO_PASS/PASS_TO_PASS pytest node ids? {res.output[-300:]}"
+        )
+        return
     try:
         report = json.loads(sb.read_file(results_path))
     except (FileNotFoundError, json.JSONDecodeError) as exc:
@@ -182,6 +206,14 @@ def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) 
         return
     outcomes: dict[str, str] = report.get("results", {})
     result.all_outcomes = outcomes
+    named = [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]
+    if named and not any(t in outcomes for t in named) and not any(k.startswith("collect::") for k in outcomes):
+        result.status = "task_error"  # the runner ran, but not one of the tests the task names: ids in another format
+        result.error = (
+            f"none of the {len(named)} named tests ran ({len(outcomes)} other tests did, e.g. "
+            f"{sorted(outcomes)[:3]}): the task's test ids are not this runner's"
+        )
+        return
     result.f2p = {t: outcomes.get(t, "missing") for t in task.FAIL_TO_PASS}
     result.p2p = {t: outcomes.get(t, "missing") for t in task.PASS_TO_PASS}
     any_failed = any(o in ("failed", "error") for o in outcomes.values())
@@ -194,7 +226,7 @@ def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) 
         )
         result.f2p = dict.fromkeys(result.f2p, "untrusted")
         result.p2p = dict.fromkeys(result.p2p, "untrusted")
-    result.resolved = consistent and all(o == "passed" for o in [*result.f2p.values(), *result.p2p.values()])
+    result.resolved = consistent and resolved_by(result.f2p, result.p2p)
 
 
 class GradingInfraError(SandboxError):

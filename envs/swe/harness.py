@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 SWEBENCH_VERSION = "5.0.2"
 EVAL_LOG = "/tmp/rollgym-eval.log"
 RESET = "git checkout -- . ; git clean -fd"  # run_instance's reset between two apply attempts
+START_TEST_OUTPUT = ">>>>> Start Test Output"  # swebench.harness.constants.START_TEST_OUTPUT
 
 
 @functools.cache
@@ -44,6 +45,10 @@ def harness() -> SimpleNamespace:
             f"grading SWE-bench rows needs the official harness: pip install 'rollgym[swebench]' "
             f"(swebench=={SWEBENCH_VERSION}): {exc}"
         ) from exc
+    from rollgym.envs.swe.legacy import EXTRA_PARSERS
+
+    for name, parser in EXTRA_PARSERS.items():  # SWE-Gym's parsers that SWE-bench 5 dropped (legacy.py)
+        log_parsers.PARSER_REGISTRY.setdefault(name, parser)
     return SimpleNamespace(
         constants=constants, grading=grading, infra=infra_failure, parsers=log_parsers, run=run_evaluation, utils=utils
     )
@@ -146,6 +151,11 @@ def grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) -
         result.status = "infra_error"
         result.error = f"the test run did not complete (container {state})"
         return
+    problem = _test_patch_problem(log)
+    if problem:
+        result.status = "task_error"
+        result.error = f"the eval script's test patch does not apply, so its tests cannot be trusted: {problem}"
+        return
     report, statuses, found, infra = _report(spec, diff, log)
     result.exit_code = harness().grading.parse_test_exit_code(log)
     if not found:
@@ -165,10 +175,31 @@ def grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) -
         )
         return
     result.status = "graded"
-    result.all_outcomes = {t: s.lower() for t, s in statuses.items()}
-    result.f2p = {t: statuses.get(t, "missing").lower() for t in task.FAIL_TO_PASS}
-    result.p2p = {t: statuses.get(t, "missing").lower() for t in task.PASS_TO_PASS}
+    result.all_outcomes = {t: _outcome(s) for t, s in statuses.items()}
+    result.f2p = {t: _outcome(statuses.get(t, "missing")) for t in task.FAIL_TO_PASS}
+    result.p2p = {t: _outcome(statuses.get(t, "missing")) for t in task.PASS_TO_PASS}
     result.resolved = bool(report.get("resolved"))
+
+
+#: what `git apply` (or `patch`) prints when a patch does not apply
+_APPLY_FAILED = re.compile(
+    r"^(error: (patch failed: .*|corrupt patch at line \d+|.*: patch does not apply|.*: No such file or directory|"
+    r"No valid patches in input.*)|Hunk #\d+ FAILED.*)$",
+    re.MULTILINE,
+)
+
+
+def _test_patch_problem(log: str) -> str | None:
+    """What the eval script's own patching (its test patch, before the tests start) said when it failed, if it did:
+    the tests would run without the task's tests, and every patch would be judged on the wrong tests."""
+    before = log.split(START_TEST_OUTPUT, 1)[0]
+    found = _APPLY_FAILED.findall(before)
+    return "; ".join(m[0] for m in found[:3]) if found else None
+
+
+def _outcome(status: str) -> str:
+    """A harness `TestStatus` in rollgym's outcome names (those of the pytest plugin): `XFAIL` is `xfailed`."""
+    return {"XFAIL": "xfailed"}.get(status, status.lower())
 
 
 def _control_runs_tests(sb: DockerSandbox, spec: Any, task: SWETask) -> bool:
@@ -187,7 +218,7 @@ def environment_of(eval_script: str) -> dict[str, str]:
     """The environment the row's eval script sets up before its tests (its conda env's activation, its literal
     `export`s such as a locale), so the agent's shell runs the Python and test runner the grader will."""
     env: dict[str, str] = {}
-    start = ">>>>> Start Test Output"
+    start = START_TEST_OUTPUT
     for raw in eval_script.splitlines():
         line = raw.strip()
         if start in line:

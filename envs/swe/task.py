@@ -20,6 +20,8 @@ BUNDLED_SDISTS = TASKS_DIR / "sdists"
 
 #: The unprivileged user agents run as in task images rollgym builds (`SandboxConfig.user` overrides it).
 AGENT_USER = "1000:1000"
+#: row formats graded by the official SWE-bench harness (legacy and SWE-Gym rows through their release's eval script)
+SWEBENCH_GRADED = ("swebench", "swebench-legacy", "swe-gym")
 
 
 class EnvSpec(BaseModel):
@@ -74,7 +76,7 @@ class SWETask(BaseModel):
     def grader(self) -> Literal["swebench", "pytest-plugin"]:
         """Who decides the verdict: the official SWE-bench harness (rows that describe their own grading), or
         rollgym's pytest plugin (rows rollgym builds, and pytest repositories without an eval script)."""
-        return "swebench" if self.row_format == "swebench" else "pytest-plugin"
+        return "swebench" if self.row_format in SWEBENCH_GRADED else "pytest-plugin"
 
     @property
     def workdir(self) -> str:
@@ -94,7 +96,7 @@ class SWETask(BaseModel):
         """SandboxConfig defaults for this row's image. Images rollgym builds (from `env_spec`) have a
         repository any user may write, so the agent runs as the unprivileged uid 1000 there; prebuilt images
         (SWE-bench / SWE-Gym: the testbed conda env on PATH) keep the image's own user, which they assume."""
-        if self.row_format == "swebench":  # the row's environment: what its eval script activates before the tests
+        if self.grader == "swebench":  # the row's environment: what its eval script activates before the tests
             from rollgym.envs.swe.harness import environment_of
 
             return {"env": environment_of(self.eval_script or "")}
@@ -161,11 +163,20 @@ def parse_task(row: dict[str, Any]) -> SWETask:
     if isinstance(row, SWETask):
         return row
     fmt = detect_format(row)
+    if fmt == "swe-smith":
+        raise RowFormatError(
+            f"task {row.get('instance_id', '?')} is an SWE-smith row: its grading (the repository profile's image, "
+            "the row's bug applied, the profile's test command and parser) is not supported yet"
+        )
     if fmt == "r2e-gym":
         raise RowFormatError(
             f"task {row.get('repo_name', '?')}@{str(row.get('commit_hash', '?'))[:12]} is an R2E-Gym row: its grading "
             "(run_tests.sh against expected_output_json) is not supported yet"
         )
+    if fmt in ("swebench-legacy", "swe-gym"):  # the eval script and parser their harness release wrote
+        from rollgym.envs.swe.legacy import as_swebench5
+
+        row = as_swebench5(row, fmt)
     try:
         task = SWETask.model_validate({**row, "row_format": fmt})
     except ValidationError as exc:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, computed_field
 from rollgym.envs.sandbox import SandboxGroup
 from rollgym.envs.swe.base_commit import check_image
 from rollgym.envs.swe.errors import WrongBaseCommitError
-from rollgym.envs.swe.grading import GradeResult, grade_patch
+from rollgym.envs.swe.grading import F2P_SUCCESS, P2P_SUCCESS, GradeResult, grade_patch
 from rollgym.envs.swe.images import ensure_task_image
 from rollgym.envs.swe.task import SWETask
 
@@ -47,7 +47,7 @@ class ValidationRow(BaseModel):
         """How many FAIL_TO_PASS tests the empty patch does not pass (all of them, in a valid task)."""
         if self.empty is None or self.empty.status != "graded":
             return None
-        return sum(o != "passed" for o in self.empty.f2p.values())
+        return sum(o not in F2P_SUCCESS for o in self.empty.f2p.values())
 
     @property
     def ok(self) -> bool:
@@ -72,7 +72,9 @@ def _verdict(row: ValidationRow) -> tuple[Verdict, str]:
 
 
 def _failing(res: GradeResult) -> str:
-    bad = [t for t, o in {**res.f2p, **res.p2p}.items() if o != "passed"]
+    bad = [t for t, o in res.f2p.items() if o not in F2P_SUCCESS] + [
+        t for t, o in res.p2p.items() if o not in P2P_SUCCESS
+    ]
     return f"{len(bad)} tests not passing, e.g. {bad[:3]}"
 
 

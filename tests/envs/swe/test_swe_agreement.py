@@ -2,7 +2,8 @@
 on every task CI runs and every bundled task, for the gold patch, the empty patch and two adversarial patches: one
 that fixes the bug but breaks a PASS_TO_PASS test, one that leaves the bug and prints fake pass lines (issue 27).
 
-The task folders (Django's runner, Go's `go test`) are graded by rollgym through the harness's own grading code; the
+The task folders (Django's runner, Go's `go test`) are graded by rollgym through the harness's own grading code, the
+Django one also as an SWE-bench <= 4 row (the eval script swebench 4.1.0 writes for it, from rollgym's tables); the
 bundled tasks by rollgym's pytest plugin, the harness running them as SWE-bench 5 rows of the same image."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from harness_support import as_swebench_row, edit, harness_resolved, new_file
 from rollgym.envs.swe import load_bundled_tasks
 from rollgym.envs.swe.grading import grade_patch
 from rollgym.envs.swe.images import ensure_task_image
+from rollgym.envs.swe.legacy import as_swebench5, image_for
 from rollgym.envs.swe.task import TASKS_DIR, parse_task
 from rollgym.envs.swe.task_folders import read_task_folders
 
@@ -75,12 +77,27 @@ def folder_patches(row: dict) -> dict[str, str]:
     return {"gold": row["patch"], "empty": "", "breaks_p2p": row["patch"] + breaks, "fake_pass": fake}
 
 
+def legacy_row(row: dict) -> dict:
+    """The Django task folder as an SWE-bench <= 4 row (no eval script, parser or image: its release's tables give
+    them), its image tagged with the name that release's users pull."""
+    keep = ("repo", "base_commit", "problem_statement", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
+    legacy = {k: row[k] for k in keep} | {"instance_id": "django__django-90001", "repo": "django/django"}
+    legacy |= {"version": "3.2", "environment_setup_commit": row["base_commit"]}
+    docker.from_env().images.get(row["image"]).tag(image_for(legacy, "swebench-legacy"))
+    return legacy
+
+
 def cases(tmp: Path):
     """(name, rollgym's task, the row the harness runs, the four patches) for every task."""
     out = []
     for row in read_task_folders(FOLDERS):
         task = parse_task(row)
-        out.append((task.instance_id, task, row, folder_patches(row)))
+        ensure_task_image(task, log=lambda _m: None)
+        patches = folder_patches(row)
+        out.append((task.instance_id, task, row, patches))
+        if row["log_parser"] == "parse_log_django":  # the same task as an SWE-bench <= 4 row (legacy.py)
+            legacy = legacy_row(row)
+            out.append((legacy["instance_id"], parse_task(legacy), as_swebench5(legacy, "swebench-legacy"), patches))
     for task in load_bundled_tasks():
         out.append(
             (task.instance_id, task, None, pytest_patches(task, ensure_task_image(task, log=lambda _m: None), tmp))

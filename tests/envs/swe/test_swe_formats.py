@@ -71,6 +71,7 @@ def test_each_format_is_told_from_its_columns():
         ({**V5, "image": "SWEbench/Sweb.Eval"}, "not a valid image reference (repository names are lower-case)"),
         ({**COMMON, "image_name": "a b"}, "'a b' is not a valid image reference"),
         ({"instance_id": "x", "problem_statement": "?"}, "cannot tell its format"),
+        ({**COMMON, "repo": "swesmith/oauthlib__oauthlib.1fd52536"}, "is an SWE-smith row: its grading"),
         (
             {"repo_name": "aiohttp", "docker_image": "a/b:c", "expected_output_json": "{}", "commit_hash": "f0d7"},
             "is an R2E-Gym row: its grading",
@@ -86,6 +87,7 @@ def test_each_format_is_told_from_its_columns():
         "bad-image",
         "bad-image-name",
         "unknown",
+        "swe-smith-unsupported",
         "r2e-unsupported",
     ],
 )

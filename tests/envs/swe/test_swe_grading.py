@@ -180,3 +180,23 @@ def test_a_grading_run_that_did_not_complete_is_an_infrastructure_status_never_g
     killer.join(timeout=5)
     assert res.status != "graded" and res.infra_failure, res
     assert res.reward_components()["infra_failure"] == 1.0 and not res.resolved
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"FAIL_TO_PASS": ["test_ordinal_teens (test_inflection.OrdinalTests)"]}, id="django-ids"),
+        pytest.param({"test_command": "python3 -m pytest -k no_such_test_anywhere"}, id="nothing-collected"),
+    ],
+)
+def test_a_runner_that_ran_none_of_the_named_tests_is_never_graded(tasks, change):
+    """The issue's Django row graded by pytest: ids pytest cannot find (exit 4), or nothing selected (exit 5). The
+    gold patch must not come out `graded` and unresolved (a correct fix scored 0): no verdict, with the reason."""
+    task = tasks["inflection__ordinal-teens"]
+    if "test_command" in change:  # the runner of a row rollgym builds is its env_spec's
+        change = {"env_spec": task.env_spec.model_copy(update=change)}
+    task = task.model_copy(update=change)
+    res = grade_patch(task, task.patch)
+    assert res.status == "task_error" and res.infra_failure and not res.resolved, res
+    assert "ran none of the named tests" in res.error and f"pytest exit {res.exit_code}" in res.error
+    assert res.exit_code == (4 if "FAIL_TO_PASS" in change else 5)

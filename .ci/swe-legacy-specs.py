@@ -1,0 +1,155 @@
+"""Regenerate rollgym's tables for SWE-bench <= 4 and SWE-Gym rows from the harness releases that graded them.
+
+SWE-bench 5 rows carry their own eval script; older rows do not, and swebench 5 has no tables for them. So rollgym
+keeps, as data, what those releases read to write a row's eval script (per repository and version: the test command,
+the eval commands, the install step; per repository: the log parser), and checks its own script writer against
+scripts the releases themselves wrote for sample rows (tests/fixtures/swe_legacy/golden.jsonl).
+
+    python .ci/swe-legacy-specs.py FORK_CHECKOUT
+
+Run it with a Python where `swebench==4.1.0` is installed (PyPI, MIT) and FORK_CHECKOUT is SWE-Gym's fork of the
+harness (github.com/SWE-Gym/SWE-Bench-Fork, MIT, commit 242429c, package version 2.0.13). Each release runs in its
+own subprocess, as each is a package named `swebench`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "envs" / "swe" / "legacy_specs.json"
+GOLDEN = ROOT / "tests" / "fixtures" / "swe_legacy" / "golden.jsonl"
+
+TEST_PATCH = (
+    "diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1,2 @@\n x\n+y\n"
+    "diff --git a/{data} b/{data}\nnew file mode 100644\n--- /dev/null\n+++ b/{data}\n@@ -0,0 +1 @@\n+z\n"
+)
+#: sample rows per release: (repo, version, test file, a data file the test patch adds)
+SAMPLES = {
+    "swebench-legacy": [
+        ("django/django", "3.0", "tests/template_tests/filter_tests/test_join.py", "tests/fixtures/data.json"),
+        ("sympy/sympy", "1.12", "sympy/core/tests/test_basic.py", "sympy/core/tests/data.txt"),
+        ("astropy/astropy", "5.0", "astropy/io/fits/tests/test_header.py", "astropy/data.yaml"),
+        ("psf/requests", "2.26", "tests/test_requests.py", "tests/data.txt"),
+        ("matplotlib/matplotlib", "3.5", "lib/matplotlib/tests/test_axes.py", "lib/x.png"),
+    ],
+    "swe-gym": [
+        ("getmoto/moto", "4.0", "tests/test_s3/test_s3.py", "tests/data.json"),
+        ("python/mypy", "1.4", "test-data/unit/check-classes.test", "test-data/unit/fixtures/x.pyi"),
+        ("pydantic/pydantic", "2.4", "tests/test_main.py", "tests/data.txt"),
+        ("pandas-dev/pandas", "2.0", "pandas/tests/frame/test_api.py", "pandas/tests/data.csv"),
+        ("Project-MONAI/MONAI", "1.2", "tests/test_x.py", "tests/data.json"),
+    ],
+}
+
+DUMP = r"""
+import json, sys
+{path_setup}
+from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
+from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+{ext_import}
+repos = {{}}
+for repo, versions in MAP_REPO_VERSION_TO_SPECS.items():
+    parser = MAP_REPO_TO_PARSER.get(repo) or MAP_REPO_TO_PARSER.get(repo.lower())
+    if parser is None or not {is_python}:
+        continue
+    kept = {{}}
+    for version, spec in versions.items():
+        if isinstance(spec.get("test_cmd"), str):
+            kept[version] = {{k: spec[k] for k in ("test_cmd", "eval_commands", "install") if k in spec}}
+    if kept:
+        repos[repo] = {{"parser": parser.__name__, "versions": kept}}
+samples = json.loads(sys.argv[1])
+scripts = []
+for row in samples:  # the eval script as the release's TestSpec.eval_script writes it (its env script needs network)
+    specs = MAP_REPO_VERSION_TO_SPECS[row["repo"] if row["repo"] == "python/mypy" else {repo_key}][row["version"]]
+    lines = make_eval_script_list(row, specs, "testbed", "/testbed", row["base_commit"], row["test_patch"])
+    scripts.append("\n".join(["#!/bin/bash", {header!r}] + lines) + "\n")
+print(json.dumps({{"repos": repos, "scripts": scripts}}))
+"""
+
+
+def sample_rows(release: str) -> list[dict]:
+    rows = []
+    for i, (repo, version, path, data) in enumerate(SAMPLES[release]):
+        iid = f"{repo.replace('/', '__')}-{1000 + i}"
+        f2p = ["test_a"] if repo == "python/mypy" else [f"{path}::test_a"]
+        patch = TEST_PATCH.format(path=path, data=data)
+        if repo == "python/mypy":
+            patch = patch.replace("+y\n", "+[case testNewCase]\n+[case testOther]\n")
+        rows.append(
+            {
+                "instance_id": iid,
+                "repo": repo,
+                "version": version,
+                "base_commit": f"{i:040x}",
+                "environment_setup_commit": f"{i + 100:040x}",
+                "problem_statement": "p",
+                "hints_text": "",
+                "patch": "",
+                "test_patch": patch,
+                "FAIL_TO_PASS": json.dumps(f2p),
+                "PASS_TO_PASS": "[]",
+                "created_at": "2024-01-01T00:00:00Z",
+            }
+        )
+    return rows
+
+
+def dump(release: str, fork: Path | None) -> dict:
+    if fork is None:
+        code = DUMP.format(
+            path_setup="",
+            ext_import="from swebench.harness.constants import MAP_REPO_TO_EXT\n"
+            "from swebench.harness.test_spec.python import make_eval_script_list_py as make_eval_script_list",
+            is_python='MAP_REPO_TO_EXT.get(repo) == "py"',
+            repo_key='row["repo"]',
+            header="set -uxo pipefail",
+        )
+    else:
+        code = DUMP.format(
+            path_setup=f"sys.path.insert(0, {str(fork)!r})",
+            ext_import="from swebench.harness.test_spec import make_eval_script_list",
+            is_python="True",
+            repo_key='row["repo"].lower()',
+            header="set -xo pipefail",
+        )
+    rows = sample_rows(release)
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(rows)], stdout=subprocess.PIPE, text=True, check=True, cwd="/tmp"
+    ).stdout
+    data = json.loads(out.strip().splitlines()[-1])
+    data["rows"] = rows
+    return data
+
+
+def main() -> None:
+    fork = Path(sys.argv[1]).resolve()
+    legacy, gym = dump("swebench-legacy", None), dump("swe-gym", fork)
+    specs = {
+        "swebench-legacy": {
+            "source": "swebench 4.1.0 (PyPI, MIT): harness.constants.MAP_REPO_VERSION_TO_SPECS (Python repositories), "
+            "harness.log_parsers.MAP_REPO_TO_PARSER, harness.test_spec.python.make_eval_script_list_py",
+            "repos": legacy["repos"],
+        },
+        "swe-gym": {
+            "source": "SWE-Gym/SWE-Bench-Fork 242429c (swebench 2.0.13, MIT): harness.constants."
+            "MAP_REPO_VERSION_TO_SPECS, harness.log_parsers.MAP_REPO_TO_PARSER, harness.test_spec.make_eval_script_list",
+            "repos": gym["repos"],
+        },
+    }
+    SPECS.write_text(json.dumps(specs, indent=1, sort_keys=True) + "\n")
+    GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+    with GOLDEN.open("w") as fh:
+        for release, data in (("swebench-legacy", legacy), ("swe-gym", gym)):
+            for row, script in zip(data["rows"], data["scripts"], strict=True):
+                fh.write(json.dumps({"release": release, "row": row, "eval_script": script}) + "\n")
+    n = {k: sum(len(r["versions"]) for r in v["repos"].values()) for k, v in specs.items()}
+    print(f"wrote {SPECS.relative_to(ROOT)} ({n}) and {GOLDEN.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

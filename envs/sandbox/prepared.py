@@ -1,0 +1,57 @@
+"""A sandbox's prepared state, built once per Docker host and forked for the sandboxes after it.
+
+`SandboxConfig.prepare` is a shell command every sandbox of that config needs run before use (an SWE task: check
+out and pin the task's commit in a repository of thousands of files). The first sandbox on a host runs it and
+commits its container as an image (`rollgym-prepared:<key>`, labelled `rollgym-prepared`); later sandboxes of the
+same image, command, user and workdir on that host start from that image and skip the work, so a GRPO group of N
+rollouts of one task prepares once per host, not N times. Sandboxes of one process wait for the one preparing
+(a lock per host and key); other processes may prepare the same state twice, which is harmless.
+Remove the images with `docker image prune -a --filter label=rollgym-prepared`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import docker
+
+from rollgym.envs.sandbox.models import SandboxConfig
+
+LABEL = "rollgym-prepared"
+REPOSITORY = "rollgym-prepared"
+
+_locks: dict[tuple[str, str], threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def key_of(client: docker.DockerClient, config: SandboxConfig) -> str:
+    """What the prepared state depends on: the image's id (a rebuilt image is prepared again), the command, the user
+    and the workdir it ran with."""
+    image_id = client.images.get(config.image).id
+    parts = (image_id, config.prepare or "", config.user or "", config.workdir)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+def tag_of(key: str) -> str:
+    return f"{REPOSITORY}:{key}"
+
+
+def lock_for(host: str, key: str) -> threading.Lock:
+    """The lock the sandboxes of one process hold while one of them prepares `key` on `host`."""
+    with _locks_guard:
+        return _locks.setdefault((host, key), threading.Lock())
+
+
+def find(client: docker.DockerClient, key: str) -> str | None:
+    """The prepared image of `key` on this daemon, if it has one."""
+    try:
+        client.images.get(tag_of(key))
+    except docker.errors.ImageNotFound:
+        return None
+    return tag_of(key)
+
+
+def commit(container, key: str) -> None:
+    """Save the prepared container as `key`'s image (paused for the moment the commit takes)."""
+    container.commit(repository=REPOSITORY, tag=key, changes=[f"LABEL {LABEL}={key}"], pause=True)
