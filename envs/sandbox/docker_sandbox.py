@@ -71,6 +71,8 @@ class DockerSandbox:
         self.prepare_result: ExecResult | None = None  # `config.prepare` run here (None: forked, or nothing to run)
         self.image = config.image  # what the container started from (a prepared image when forked)
         prepare_lock: threading.Lock | None = None
+        self._prepare_key: str | None = None
+        self._prepare_alone = False  # runs `config.prepare` without saving it (quicker than a commit)
         with lifecycle.busy():  # creating: `lifecycle.settle` waits for it, even if the caller has left
             if client is not None:
                 self.client, self.host = client, host_of(client)
@@ -105,38 +107,49 @@ class DockerSandbox:
             lifecycle.register(self)
         if config.use_runner:
             self._start_runner()
-        if prepare_lock is not None:
+        if prepare_lock is not None or self._prepare_alone:
             self._prepare(prepare_lock)
 
     # -- prepared state (prepared.py) -------------------------------------------------------------
     def _fork_or_lock(self) -> threading.Lock | None:
         """Start from this host's prepared image of the config when there is one; else hold the lock under which
-        this sandbox prepares it (None: nothing to prepare, or forked)."""
+        this sandbox prepares it (None: nothing to prepare, forked, or a preparation too quick to be worth saving,
+        which each sandbox then runs itself: `_prepare_alone`)."""
         if not self.config.prepare:
             return None
-        key = prepared.key_of(self.client, self.config)
+        key = self._prepare_key = prepared.key_of(self.client, self.config)
+        if not prepared.worth_saving(self.host, key):
+            self._prepare_alone = True
+            return None
         lock = prepared.lock_for(self.host, key)
         lock.acquire()
         image = prepared.find(self.client, key)
-        if image is not None:
+        if image is not None or not prepared.worth_saving(self.host, key):
             lock.release()
-            self.image = image
+            if image is not None:
+                self.image = image
+            else:
+                self._prepare_alone = True
             return None
-        self._prepare_key = key
         return lock
 
-    def _prepare(self, lock: threading.Lock) -> None:
-        """Run `config.prepare` here and, when it succeeds, commit the container as the host's prepared image."""
+    def _prepare(self, lock: threading.Lock | None) -> None:
+        """Run `config.prepare` here; holding `lock`, save the container as the host's prepared image when it
+        succeeded and took longer than saving it would (else note that it is not worth saving)."""
         try:
             self.prepare_result = self.exec(self.config.prepare or "", timeout=max(self.config.default_timeout_s, 600))
-            if self.prepare_result.exit_code == 0:
-                with contextlib.suppress(docker.errors.APIError):  # the next sandbox prepares again
-                    prepared.commit(self.container, self._prepare_key)
+            if lock is not None and self.prepare_result.exit_code == 0 and self._prepare_key:
+                if self.prepare_result.duration_s < prepared.WORTH_S:
+                    prepared.not_worth_saving(self.host, self._prepare_key)
+                else:
+                    with contextlib.suppress(docker.errors.APIError):  # the next sandbox prepares again
+                        prepared.commit(self.container, self._prepare_key)
         except BaseException:
             self.close()
             raise
         finally:
-            lock.release()
+            if lock is not None:
+                lock.release()
 
     # -- creation --------------------------------------------------------------------------------
     def _create(self):

@@ -5,7 +5,8 @@ out and pin the task's commit in a repository of thousands of files). The first 
 commits its container as an image (`rollgym-prepared:<key>`, labelled `rollgym-prepared`); later sandboxes of the
 same image, command, user and workdir on that host start from that image and skip the work, so a GRPO group of N
 rollouts of one task prepares once per host, not N times. Sandboxes of one process wait for the one preparing
-(a lock per host and key); other processes may prepare the same state twice, which is harmless.
+(a lock per host and key); other processes may prepare the same state twice, which is harmless. A preparation
+quicker than a commit (`WORTH_S`) is not saved: every sandbox runs it itself, without waiting for the others.
 Remove the images with `docker image prune -a --filter label=rollgym-prepared`.
 """
 
@@ -21,8 +22,13 @@ from rollgym.envs.sandbox.models import SandboxConfig
 LABEL = "rollgym-prepared"
 REPOSITORY = "rollgym-prepared"
 
+#: a preparation quicker than this (seconds) is not saved: a commit costs about as much, and the sandboxes of a
+#: group would wait for it (a small repository's checkout); each sandbox then runs it itself, at once
+WORTH_S = 0.1
+
 _locks: dict[tuple[str, str], threading.Lock] = {}
 _locks_guard = threading.Lock()
+_cheap: set[tuple[str, str]] = set()
 
 
 def key_of(client: docker.DockerClient, config: SandboxConfig) -> str:
@@ -55,3 +61,12 @@ def find(client: docker.DockerClient, key: str) -> str | None:
 def commit(container, key: str) -> None:
     """Save the prepared container as `key`'s image (paused for the moment the commit takes)."""
     container.commit(repository=REPOSITORY, tag=key, changes=[f"LABEL {LABEL}={key}"], pause=True)
+
+
+def worth_saving(host: str, key: str) -> bool:
+    """False once this process saw `key` prepare on `host` faster than a commit would save it."""
+    return (host, key) not in _cheap
+
+
+def not_worth_saving(host: str, key: str) -> None:
+    _cheap.add((host, key))

@@ -90,3 +90,12 @@ def test_a_failed_preparation_is_not_saved_and_a_new_image_prepares_again(base_i
         assert prep.key_of(client, _config(made, tag, command)) != prep.key_of(client, failing)
     finally:
         client.images.remove(tag)
+
+
+def test_a_preparation_quicker_than_a_commit_is_run_by_each_sandbox(base_image, command, made):
+    quick = _config(made, base_image, command.replace(" && sleep 0.3", ""))
+    with DockerSandbox(quick) as first:
+        assert first.prepare_result is not None and first.prepare_result.duration_s < prep.WORTH_S
+    with DockerSandbox(quick) as second:  # nothing saved: it prepares itself, at once
+        assert second.prepare_result is not None and second.image == base_image
+    assert prep.find(docker.from_env(), made[-1]) is None
