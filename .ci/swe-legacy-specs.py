@@ -1,4 +1,5 @@
-"""Regenerate rollgym's tables for SWE-bench <= 4 and SWE-Gym rows from the harness releases that graded them.
+"""Regenerate rollgym's tables for SWE-bench <= 4, SWE-Gym and SWE-smith rows from the harness releases that graded
+them.
 
 SWE-bench 5 rows carry their own eval script; older rows do not, and swebench 5 has no tables for them. So rollgym
 keeps, as data, what those releases read to write a row's eval script (per repository and version: the test command,
@@ -7,7 +8,9 @@ scripts the releases themselves wrote for sample rows (tests/fixtures/swe_legacy
 
     python .ci/swe-legacy-specs.py FORK_CHECKOUT
 
-Run it with a Python where `swebench==4.1.0` is installed (PyPI, MIT) and FORK_CHECKOUT is SWE-Gym's fork of the
+SWE-smith's repository profiles (swesmith 0.0.9) go to envs/swe/swesmith_profiles.json.
+
+Run it with a Python where `swebench==4.1.0` and `swesmith==0.0.9` are installed (PyPI, MIT) and FORK_CHECKOUT is SWE-Gym's fork of the
 harness (github.com/SWE-Gym/SWE-Bench-Fork, MIT, commit 242429c, package version 2.0.13). Each release runs in its
 own subprocess, as each is a package named `swebench`.
 """
@@ -22,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "envs" / "swe" / "legacy_specs.json"
 GOLDEN = ROOT / "tests" / "fixtures" / "swe_legacy" / "golden.jsonl"
+SWESMITH = ROOT / "envs" / "swe" / "swesmith_profiles.json"
 
 TEST_PATCH = (
     "diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1,2 @@\n x\n+y\n"
@@ -126,6 +130,37 @@ def dump(release: str, fork: Path | None) -> dict:
     return data
 
 
+SWESMITH_DUMP = r"""
+import json
+from swesmith.profiles import registry
+from swesmith.profiles.python import PythonProfile
+out, unsupported = {}, {}
+for rp in {id(p): p for p in registry.values()}.values():
+    kind = next((k.__name__ for k in type(rp).__mro__ if k.__name__.endswith("Profile") and k.__name__ != "RepoProfile"), "?")
+    own_parser = "log_parser" in type(rp).__dict__
+    if isinstance(rp, PythonProfile) and not own_parser:
+        out[rp.repo_name] = {"commit": rp.commit, "image": rp.image_name, "test_cmd": rp.test_cmd,
+                             "timeout": rp.timeout, "min_testing": rp.min_testing}
+    else:
+        unsupported[rp.repo_name] = kind + (" with its own log parser" if own_parser else "")
+print(json.dumps({"profiles": out, "unsupported": unsupported}))
+"""
+
+
+def swesmith_profiles() -> dict:
+    """SWE-smith's repository profiles (swesmith 0.0.9, with swebench 4.1.0): those rollgym grades (Python, the
+    Python base parser) and, for a clear error, the others."""
+    out = subprocess.run(
+        [sys.executable, "-c", SWESMITH_DUMP], stdout=subprocess.PIPE, text=True, check=True, cwd="/tmp"
+    )
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    data["source"] = (
+        "swesmith 0.0.9 (PyPI, MIT): profiles.registry (PythonProfile: test_cmd, timeout, min_testing, image_name), "
+        "harness.utils.run_patch_in_container, harness.grading"
+    )
+    return data
+
+
 def main() -> None:
     fork = Path(sys.argv[1]).resolve()
     legacy, gym = dump("swebench-legacy", None), dump("swe-gym", fork)
@@ -142,6 +177,7 @@ def main() -> None:
         },
     }
     SPECS.write_text(json.dumps(specs, indent=1, sort_keys=True) + "\n")
+    SWESMITH.write_text(json.dumps(swesmith_profiles(), indent=1, sort_keys=True) + "\n")
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     with GOLDEN.open("w") as fh:
         for release, data in (("swebench-legacy", legacy), ("swe-gym", gym)):

@@ -57,7 +57,9 @@ NUDGE = "Please keep working on the issue with the tools, and call `submit` when
 SCRUB_GIT = (
     "git reset -q --hard {commit} && git for-each-ref --format='%(refname)' | grep -v '^refs/heads/rollgym$' "
     "| xargs -r -n1 git update-ref -d; git checkout -q -B rollgym {commit} && git remote | xargs -r -n1 git remote remove "
-    "&& git reflog expire --expire=now --all && git tag -l | xargs -r git tag -d >/dev/null"
+    "&& git reflog expire --expire=now --all && git tag -l | xargs -r git tag -d >/dev/null "
+    # the caches the agent's test runs leave are not part of its answer
+    "&& printf '.pytest_cache/\\n__pycache__/\\n*.pyc\\n' >> .git/info/exclude"
 )
 
 
@@ -96,6 +98,7 @@ class SWEEnv(Env):
         self.grade: GradeResult | None = None
         self.final_diff: str | None = None
         self.placement: dict[str, Any] = {}  # docker_host, max_per_host: grading runs on the same hosts
+        self.episode_base: str | None = None  # what the agent's diff is read against (a SWE-smith task's own state)
 
     @classmethod
     def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -141,6 +144,14 @@ class SWEEnv(Env):
         # A prebuilt image: pin base_commit and hide any later history, once per host (the group's later sandboxes
         # start from that state: sandbox/prepared.py).
         scrub = SCRUB_GIT.format(commit=shlex.quote(t.base_commit)) if (t.image_name or t.image) else None
+        if scrub and t.grader == "r2e":  # R2E-Gym's setup first: its hidden tests moved out of the repository
+            from rollgym.envs.swe.r2e import SETUP
+
+            scrub = f"{SETUP} && cd {shlex.quote(t.workdir)} && {scrub}"
+        if scrub and t.grader == "swesmith":  # the bug applied, the FAIL_TO_PASS test files removed, as one commit
+            from rollgym.envs.swe.swesmith import bug_state
+
+            scrub = f"{bug_state(t, for_agent=True)} && c=$(git rev-parse HEAD) && {SCRUB_GIT.format(commit='$c')}"
         config = SandboxConfig(
             **{
                 "image": image,
@@ -164,6 +175,10 @@ class SWEEnv(Env):
                 raise InvalidTaskError(
                     f"{t.instance_id}: cannot check out base_commit {t.base_commit}: {res.output[-500:]}"
                 )
+        self.episode_base = t.base_commit
+        if t.grader == "swesmith":  # the agent's changes are read against the state made above
+            head = await self.sandbox.aexec("git rev-parse HEAD", timeout=60)
+            self.episode_base = head.output.strip().splitlines()[-1]
         self.editor = StrReplaceEditor(self.sandbox, t.workdir)
         messages = [
             {"role": "system", "content": self.system_prompt.replace("{workdir}", t.workdir)},
@@ -239,7 +254,7 @@ class SWEEnv(Env):
         a file or the whole change is over `max_diff_bytes`, or the change holds binary files."""
         task, sandbox = self.swe_task, self.sandbox
         assert task is not None and sandbox is not None  # setup() made both; the diff is read before teardown
-        base, limit = shlex.quote(task.base_commit), self.max_diff_bytes
+        base, limit = shlex.quote(self.episode_base or task.base_commit), self.max_diff_bytes
         big = await sandbox.aexec(OVERSIZED.format(base=base, limit=limit), timeout=120)
         if big.exit_code == 0 and big.output.strip():
             size, _, path = big.output.strip().partition(" ")

@@ -5,10 +5,13 @@ it (docs/tasks.md#row-formats).
   tests pytest runs; graded by rollgym's pytest plugin.
 - `swebench`: SWE-bench 5 rows that describe their own grading (`image`, `eval_script`, `log_parser`, `eval_type`,
   from a dataset or a task folder); graded by the official `swebench` package.
-- `swebench-legacy`: SWE-bench <= 4 rows (`version`, `environment_setup_commit`, no `eval_script`).
-- `swe-gym`: SWE-Gym rows (SWE-bench <= 4's columns for SWE-Gym's repositories, images `xingyaoww/sweb.eval.*`).
-- `swe-smith`: SWE-smith rows (`repo` = `swesmith/<owner>__<repo>.<commit8>`, the bug as the row's `patch`).
-- `r2e-gym`: R2E-Gym rows (`docker_image`, `expected_output_json`).
+- `swebench-legacy`: SWE-bench <= 4 rows (`version`, `environment_setup_commit`, no `eval_script`); graded by the
+  official harness through the eval script swebench 4.1.0 writes (legacy.py).
+- `swe-gym`: SWE-Gym rows (SWE-bench <= 4's columns for SWE-Gym's repositories, images `xingyaoww/sweb.eval.*`);
+  likewise, through SWE-Gym's fork of the harness (legacy.py).
+- `swe-smith`: SWE-smith rows (`repo` = `swesmith/<owner>__<repo>.<commit8>`, the bug as the row's `patch`); graded
+  as SWE-smith does (swesmith.py).
+- `r2e-gym`: R2E-Gym rows (`docker_image`, `expected_output_json`); graded as R2E-Gym does (r2e.py).
 """
 
 from __future__ import annotations
@@ -75,11 +78,11 @@ def detect_format(row: dict[str, Any]) -> RowFormat:
                 "SWE-bench 5 grades a row with image, eval_script, log_parser, eval_type and version together"
             )
         return "swebench"
+    repo = str(row.get("repo") or "")
+    if not own and (repo.startswith("swesmith/") or _SWE_SMITH_ID.match(str(row.get("instance_id") or ""))):
+        return "swe-smith"  # (its rows name their image too)
     if own or (_has(row, "image_name") and not _has(row, "version")):
         return "rollgym"
-    repo = str(row.get("repo") or "")
-    if repo.startswith("swesmith/") or _SWE_SMITH_ID.match(str(row.get("instance_id") or "")):
-        return "swe-smith"
     if repo in SWE_GYM_REPOS or str(row.get("image_name") or "").split("/")[-2:-1] == ["xingyaoww"]:
         return "swe-gym"
     if _has(row, "version") or _has(row, "environment_setup_commit"):

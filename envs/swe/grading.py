@@ -1,4 +1,5 @@
-"""Grading in a fresh container. SWE-bench 5 rows: as the official harness grades them (`harness.py`). Other rows:
+"""Grading in a fresh container. SWE-bench 5 rows: as the official harness grades them (`harness.py`); R2E-Gym rows
+as R2E-Gym does (`r2e.py`). Other rows:
 the agent's diff (minus test files), then `test_patch`, then the F2P and P2P tests with per-test outcomes from a
 pytest plugin, cross-checked with the exit status."""
 
@@ -16,7 +17,7 @@ from pydantic import BaseModel, Field
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxError
 from rollgym.envs.sandbox.daemon import client_for
 from rollgym.envs.sandbox.hosts import home_client, release
-from rollgym.envs.swe import harness
+from rollgym.envs.swe import harness, r2e, swesmith
 from rollgym.envs.swe.diffs import diff_paths, diff_problem, filter_agent_diff
 from rollgym.envs.swe.images import ensure_task_image
 from rollgym.envs.swe.task import SWETask
@@ -85,7 +86,7 @@ def resolved_by(f2p: dict[str, str], p2p: dict[str, str]) -> bool:
     return all(o in F2P_SUCCESS for o in f2p.values()) and all(o in P2P_SUCCESS for o in p2p.values())
 
 
-def _apply(sb: DockerSandbox, patch: str, name: str) -> str | None:
+def apply_patch(sb: DockerSandbox, patch: str, name: str) -> str | None:
     """Apply a patch in the repo; None on success, else the tools' complaint."""
     path = f"{GRADE_DIR}/{name}.patch"
     text = patch if patch.endswith("\n") else patch + "\n"
@@ -120,7 +121,7 @@ def grade_patch(
             result.status, result.error = "patch_failed", refused
             return result
         image = ensure_task_image(task, log=log, client=client_for(slot) if slot else home_client(docker_host))
-        if task.grader == "swebench":  # the row's eval script resets its test files itself, as the harness does
+        if task.grader in ("swebench", "r2e", "swesmith"):  # they reset test files themselves; R2E's are hidden
             filtered = diff or ""
         else:
             filtered, result.dropped_paths = filter_agent_diff(diff or "", diff_paths(task.test_patch))
@@ -139,6 +140,10 @@ def grade_patch(
         with DockerSandbox(config, _reserved_host=reserved) as sb:
             if task.grader == "swebench":
                 harness.grade_in(sb, task, filtered, result)
+            elif task.grader == "r2e":
+                r2e.grade_in(sb, task, filtered, result)
+            elif task.grader == "swesmith":
+                swesmith.grade_in(sb, task, filtered, result)
             else:
                 _grade_in(sb, task, filtered, result)
         if not keep_all_outcomes:
@@ -154,12 +159,12 @@ def grade_patch(
 
 def _grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) -> None:
     if diff.strip():
-        problem = _apply(sb, diff, "agent")
+        problem = apply_patch(sb, diff, "agent")
         if problem is not None:
             result.status, result.error = "patch_failed", f"the patch does not apply:\n{problem}"
             return
     if task.test_patch.strip():
-        problem = _apply(sb, task.test_patch, "test")
+        problem = apply_patch(sb, task.test_patch, "test")
         if problem is not None:
             result.status, result.error = "task_error", f"the task's test_patch does not apply:\n{problem}"
             return

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.core.tasks import read_rows
-from rollgym.envs.swe.formats import RowFormat, RowFormatError, check_image_reference, detect_format
+from rollgym.envs.swe.formats import RowFormat, check_image_reference, detect_format
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 BUNDLED_TASKS = TASKS_DIR / "bundled.jsonl"
@@ -73,9 +73,15 @@ class SWETask(BaseModel):
         return json.loads(value) if isinstance(value, str) else value
 
     @property
-    def grader(self) -> Literal["swebench", "pytest-plugin"]:
-        """Who decides the verdict: the official SWE-bench harness (rows that describe their own grading), or
-        rollgym's pytest plugin (rows rollgym builds, and pytest repositories without an eval script)."""
+    def grader(self) -> Literal["swebench", "r2e", "swesmith", "pytest-plugin"]:
+        """Who decides the verdict: the official SWE-bench harness (rows that describe their own grading, and older
+        SWE-bench and SWE-Gym rows through their release's script), R2E-Gym's or SWE-smith's (r2e.py, swesmith.py), or
+        rollgym's pytest
+        plugin (rows rollgym builds, and pytest repositories without an eval script)."""
+        if self.row_format == "r2e-gym":
+            return "r2e"
+        if self.row_format == "swe-smith":
+            return "swesmith"
         return "swebench" if self.row_format in SWEBENCH_GRADED else "pytest-plugin"
 
     @property
@@ -96,6 +102,14 @@ class SWETask(BaseModel):
         """SandboxConfig defaults for this row's image. Images rollgym builds (from `env_spec`) have a
         repository any user may write, so the agent runs as the unprivileged uid 1000 there; prebuilt images
         (SWE-bench / SWE-Gym: the testbed conda env on PATH) keep the image's own user, which they assume."""
+        if self.grader == "r2e":  # R2E-Gym's PATH: the repository's venv first
+            from rollgym.envs.swe.r2e import PATH
+
+            return {"env": {"PATH": PATH}}
+        if self.grader == "swesmith":  # the conda env SWE-smith's Python images test in
+            from rollgym.envs.swe.swesmith import PATH as SWESMITH_PATH
+
+            return {"env": {"PATH": SWESMITH_PATH}}
         if self.grader == "swebench":  # the row's environment: what its eval script activates before the tests
             from rollgym.envs.swe.harness import environment_of
 
@@ -162,18 +176,17 @@ def parse_task(row: dict[str, Any]) -> SWETask:
     (`RowFormatError` for a row that mixes formats or lacks a column its format needs)."""
     if isinstance(row, SWETask):
         return row
-    fmt = detect_format(row)
-    if fmt == "swe-smith":
-        raise RowFormatError(
-            f"task {row.get('instance_id', '?')} is an SWE-smith row: its grading (the repository profile's image, "
-            "the row's bug applied, the profile's test command and parser) is not supported yet"
-        )
-    if fmt == "r2e-gym":
-        raise RowFormatError(
-            f"task {row.get('repo_name', '?')}@{str(row.get('commit_hash', '?'))[:12]} is an R2E-Gym row: its grading "
-            "(run_tests.sh against expected_output_json) is not supported yet"
-        )
-    if fmt in ("swebench-legacy", "swe-gym"):  # the eval script and parser their harness release wrote
+    # a row rollgym already read (an SWETask dumped) keeps its format: its columns were completed from it
+    fmt = row.get("row_format") if row.get("row_format") in get_args(RowFormat) else detect_format(row)
+    if fmt == "swe-smith" and not row.get("bug_patch"):  # the profile's image and test command, the bug as state
+        from rollgym.envs.swe.swesmith import as_task_row as swesmith_row
+
+        row = swesmith_row(row)
+    if fmt == "r2e-gym" and not row.get("image"):  # R2E-Gym's columns as an SWE task's
+        from rollgym.envs.swe.r2e import as_task_row
+
+        row = as_task_row(row)
+    if fmt in ("swebench-legacy", "swe-gym") and not row.get("eval_script"):  # the script their harness release wrote
         from rollgym.envs.swe.legacy import as_swebench5
 
         row = as_swebench5(row, fmt)

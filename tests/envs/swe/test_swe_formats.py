@@ -71,10 +71,10 @@ def test_each_format_is_told_from_its_columns():
         ({**V5, "image": "SWEbench/Sweb.Eval"}, "not a valid image reference (repository names are lower-case)"),
         ({**COMMON, "image_name": "a b"}, "'a b' is not a valid image reference"),
         ({"instance_id": "x", "problem_statement": "?"}, "cannot tell its format"),
-        ({**COMMON, "repo": "swesmith/oauthlib__oauthlib.1fd52536"}, "is an SWE-smith row: its grading"),
+        ({**COMMON, "repo": "swesmith/oauthlib__oauthlib.1fd52536"}, "a SWE-smith row needs its bug as `patch`"),
         (
             {"repo_name": "aiohttp", "docker_image": "a/b:c", "expected_output_json": "{}", "commit_hash": "f0d7"},
-            "is an R2E-Gym row: its grading",
+            "R2E-Gym row aiohttp@f0d7: parsed_commit_content has no old_commit_hash",
         ),
     ],
     ids=[
@@ -87,8 +87,8 @@ def test_each_format_is_told_from_its_columns():
         "bad-image",
         "bad-image-name",
         "unknown",
-        "swe-smith-unsupported",
-        "r2e-unsupported",
+        "swe-smith-no-bug",
+        "r2e-incomplete",
     ],
 )
 def test_a_bad_row_is_one_clear_error(row, says):

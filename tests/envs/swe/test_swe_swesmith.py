@@ -1,0 +1,151 @@
+"""SWE-smith rows, graded as SWE-smith grades them: its profiles (rollgym's table), the bug reversed as gold, its
+parser, markers and rules (units); and end to end on an image shaped as a SWE-smith snapshot
+(tests/fixtures/swesmith, tagged with a real profile's image name): the gold patch resolves, the empty patch does
+not, and in an episode the agent starts on the bug with the FAIL_TO_PASS tests removed and no history of the bug,
+and a fix made with the tools scores 1."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import subprocess
+from pathlib import Path
+
+import docker
+import gymnasium
+import pytest
+
+import rollgym.envs  # noqa: F401 - registers rollgym/SWE-v0
+from rollgym.envs.swe.formats import RowFormatError, detect_format
+from rollgym.envs.swe.swesmith import parse_log, read_test_output, table, verdict
+from rollgym.envs.swe.task import parse_task
+
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "swesmith"
+PROFILE = "mewwts__addict.75284f95"  # a real Python profile (swesmith 0.0.9); the fixture stands in for its image
+F2P = ["tests/test_slugify.py::test_runs_of_spaces", "tests/test_slugify.py::test_tabs_and_newlines"]
+P2P = ["tests/test_slugify.py::test_words", "tests/test_initials.py::test_initials"]
+
+
+def _bug() -> str:
+    src = (FIXTURE / "repo/strtools.py").read_text()
+    bugged = src.replace("text.lower().split())", 'text.lower().split(" "))')
+    assert bugged != src
+    body = "".join(
+        difflib.unified_diff(src.splitlines(True), bugged.splitlines(True), "a/strtools.py", "b/strtools.py")
+    )
+    return "diff --git a/strtools.py b/strtools.py\n" + body
+
+
+def _row(**extra) -> dict:
+    return {
+        "instance_id": f"{PROFILE}.func_pm_op_change__abc123",
+        "repo": f"swesmith/{PROFILE}",
+        "patch": _bug(),
+        "FAIL_TO_PASS": F2P,
+        "PASS_TO_PASS": P2P,
+        "image_name": table()["profiles"][PROFILE]["image"],
+        "problem_statement": "slugify('Hello   World') gives 'hello---world'.",
+        **extra,
+    }
+
+
+def test_profiles_bug_reversal_parser_and_rules(tmp_path):
+    assert detect_format(_row()) == "swe-smith"
+    task = parse_task(_row(base_commit="a" * 40))
+    assert task.grader == "swesmith" and task.image == "swebench/swesmith.x86_64.mewwts_1776_addict.75284f95"
+    assert (
+        task.test_timeout_s == 90
+        and "pytest --disable-warnings --color=no --tb=no --verbose" in task.model_extra["swesmith_test_cmd"]
+    )
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    original = (FIXTURE / "repo/strtools.py").read_text()
+    (repo / "strtools.py").write_text(original)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    for patch in (task.model_extra["bug_patch"], task.patch):  # the bug, then the gold patch: back to the snapshot
+        subprocess.run(["git", "apply", "-"], input=patch.encode(), cwd=repo, check=True)
+    assert (repo / "strtools.py").read_text() == original
+
+    log = "tests/test_a.py::test_x PASSED [ 50%]\ntests/test_a.py::test_y XFAIL\ntests/test_a.py::test_z SKIPPED (no)\n"
+    assert parse_log(log) == {
+        "tests/test_a.py::test_x": "PASSED",
+        "tests/test_a.py::test_y": "XFAIL",
+        "tests/test_a.py::test_z": "SKIPPED",
+    }
+    traced = f"+ cd /testbed\n+ : '>>>>> Start Test Output'\n{log}+ : '>>>>> End Test Output'\n"
+    assert read_test_output(traced) == f"\n{log}"
+    assert read_test_output(traced.replace("+ : ", "echo ")) is None  # echoed markers: SWE-smith finds no output
+    # a skipped test counts neither way; a missing one fails
+    assert verdict({"a": "PASSED", "b": "SKIPPED"}, ["a", "b"], [])[2]
+    assert not verdict({"a": "PASSED"}, ["a"], ["gone"])[2]
+
+
+@pytest.mark.parametrize(
+    "row, says",
+    [
+        ({"repo": "swesmith/jqlang__jq.b9e19de7"}, "jqlang__jq.b9e19de7 is a CProfile with its own log parser"),
+        ({"repo": "swesmith/nobody__nothing.12345678"}, "'nobody__nothing.12345678' is not one of SWE-smith's 128"),
+        ({"patch": ""}, "needs its bug as `patch`"),
+    ],
+    ids=["other-language", "unknown", "no-bug"],
+)
+def test_a_row_rollgym_cannot_grade_is_one_clear_error(row, says):
+    with pytest.raises(RowFormatError) as info:
+        parse_task(_row(**row))
+    assert says in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def swesmith_row(base_image) -> dict:
+    client = docker.from_env()
+    image, _ = client.images.build(
+        path=str(FIXTURE), buildargs={"BASE_IMAGE": base_image}, tag=_row()["image_name"], rm=True, network_mode="none"
+    )
+    head = client.containers.run(image.id, ["git", "rev-parse", "HEAD"], working_dir="/testbed", network_mode="none")
+    # the fixture's snapshot is not the profile's commit: the row names it (real rows take the profile's)
+    return _row(base_commit=head.decode().strip())
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_gold_resolves_and_empty_does_not(swesmith_row):
+    from rollgym.envs.swe.grading import grade_patch
+
+    task = parse_task(swesmith_row)
+    gold = grade_patch(task, task.patch, keep_all_outcomes=True)
+    assert gold.status == "graded" and gold.resolved, gold
+    assert set(gold.all_outcomes) >= set(F2P + P2P)
+    empty = grade_patch(task, "")
+    assert empty.status == "graded" and not empty.resolved
+    assert empty.f2p == dict.fromkeys(F2P, "failed") and set(empty.p2p.values()) == {"passed"}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_an_episode_starts_on_the_bug_without_its_tests_or_history(swesmith_row):
+    env = gymnasium.make("rollgym/SWE-v0")
+
+    def bash(command: str, call_id: str) -> str:
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+        }
+        obs, *_ = env.step({"role": "assistant", "content": None, "tool_calls": [call]})
+        return obs[0]["content"]
+
+    try:
+        env.reset(options={"task": swesmith_row})
+        out = bash(
+            "ls tests; git log --all --oneline | wc -l; git status --short | wc -l; grep -c 'split(\" \")' strtools.py",
+            "c1",
+        )
+        assert out.split() == ["test_initials.py", "1", "0", "1"], out  # no F2P file, one commit, the bug in place
+        assert "Bug Patch" not in bash("git log --all --format=%s", "c2")
+        assert "strtools.py" in bash("sed -i 's/split(\" \")/split()/' strtools.py && git diff --stat", "c3")
+        done = {"id": "c4", "type": "function", "function": {"name": "submit", "arguments": "{}"}}
+        obs, reward, term, trunc, info = env.step({"role": "assistant", "content": None, "tool_calls": [done]})
+        assert term and reward == 1.0 and info["grade"]["status"] == "graded", info["grade"]
+        assert "test_slugify" not in info["diff"]
+    finally:
+        env.close()
