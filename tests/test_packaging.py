@@ -57,7 +57,10 @@ def test_the_lowest_layers_load_nothing_of_ours_above_the_shared_root():
 def test_tests_mirror_the_source_tree():
     """Each test folder names a source folder (tests/engines <-> engines, tests/rollouts/core <-> rollouts/core ...),
     except the suites that cross the tree: `examples` and `faults` (the fault suite of issue 17)."""
-    folders = {p.relative_to(ROOT / "tests") for p in (ROOT / "tests").rglob("test_*.py")}
+    fixtures = ROOT / "tests" / "fixtures"  # task repositories: their tests are data
+    folders = {
+        p.relative_to(ROOT / "tests") for p in (ROOT / "tests").rglob("test_*.py") if not p.is_relative_to(fixtures)
+    }
     for test_file in folders:
         folder = test_file.parent
         if folder.parts and folder.parts[0] not in ("examples", "faults"):
