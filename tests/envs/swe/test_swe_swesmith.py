@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import shlex
 import subprocess
+import time
 from pathlib import Path
 
 import docker
@@ -21,6 +23,7 @@ from rollgym.envs.swe.swesmith import parse_log, read_test_output, table, verdic
 from rollgym.envs.swe.task import parse_task
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "swesmith"
+COMMIT = "git -c user.name=smith -c user.email=smith@rollgym.invalid commit -q"
 PROFILE = "mewwts__addict.75284f95"  # a real Python profile (swesmith 0.0.9); the fixture stands in for its image
 F2P = ["tests/test_slugify.py::test_runs_of_spaces", "tests/test_slugify.py::test_tabs_and_newlines"]
 P2P = ["tests/test_slugify.py::test_words", "tests/test_initials.py::test_initials"]
@@ -101,9 +104,27 @@ def swesmith_row(base_image) -> dict:
     image, _ = client.images.build(
         path=str(FIXTURE), buildargs={"BASE_IMAGE": base_image}, tag=_row()["image_name"], rm=True, network_mode="none"
     )
-    head = client.containers.run(image.id, ["git", "rev-parse", "HEAD"], working_dir="/testbed", network_mode="none")
+    # SWE-smith's task branch in the snapshot (its harness checks it out): the bug, then the F2P test files removed
+    row = _row()
+    branch = (
+        f"git checkout -q -b {row['instance_id']} && printf '%s' {shlex.quote(row['patch'])} | git apply - && git add -A "
+        f"&& {COMMIT} -m 'Bug Patch' && git rm -q tests/test_slugify.py && {COMMIT} -m 'Remove F2P Tests' "
+        "&& git checkout -q - && git rev-parse HEAD"
+    )
+    box = client.containers.run(
+        image.id, ["sh", "-c", f"{branch} && sleep 600"], working_dir="/testbed", network_mode="none", detach=True
+    )
+    try:
+        for _ in range(100):
+            head = box.logs().decode().strip()
+            if head:
+                break
+            time.sleep(0.1)
+        box.commit(repository=row["image_name"].split(":")[0], tag="latest")
+    finally:
+        box.remove(force=True)
     # the fixture's snapshot is not the profile's commit: the row names it (real rows take the profile's)
-    return _row(base_commit=head.decode().strip())
+    return _row(base_commit=head)
 
 
 @pytest.mark.docker
@@ -149,3 +170,41 @@ def test_an_episode_starts_on_the_bug_without_its_tests_or_history(swesmith_row)
         assert "test_slugify" not in info["diff"]
     finally:
         env.close()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_rollgyms_verdict_is_swe_smiths_own(swesmith_row, tmp_path, capsys):
+    """Gold, empty, a patch that fixes the bug and breaks a PASS_TO_PASS test, and one that prints fake pass lines:
+    rollgym's verdict equals SWE-smith's own harness's (`run_evaluation`, swesmith 0.0.9) on each."""
+    from swesmith_support import python, swesmith_resolved
+
+    from rollgym.envs.swe.grading import grade_patch
+
+    if python() is None:
+        pytest.skip("SWE-smith's harness venv is missing (.ci/harnesses-up failed: see its output)")
+    task = parse_task(swesmith_row)
+    src = (FIXTURE / "repo/strtools.py").read_text()
+    bugged = src.replace("text.lower().split())", 'text.lower().split(" "))')
+    breaks = bugged.replace('text.lower().split(" "))', "text.lower().split())").replace(
+        'return "".join(part[0].upper() for part in name.split())', 'return "broken"'
+    )
+    fake = bugged + "".join(f"\nprint({t + ' PASSED'!r})" for t in F2P) + "\n"
+    patches = {"gold": task.patch, "empty": "", "breaks_p2p": _edit(bugged, breaks), "fake_pass": _edit(bugged, fake)}
+    expected = {"gold": True, "empty": False, "breaks_p2p": False, "fake_pass": False}
+    instance = {k: v for k, v in swesmith_row.items() if k not in ("base_commit", "image_name")}
+    table = []
+    for kind, patch in patches.items():
+        ours = grade_patch(task, patch)
+        theirs = swesmith_resolved(instance, patch, tmp_path)
+        assert ours.status == "graded" and ours.resolved == theirs == expected[kind], (kind, ours, theirs)
+        table.append(f"{task.instance_id} {kind:10} rollgym={ours.resolved!s:5} swe-smith={theirs!s:5}")
+    with capsys.disabled():
+        print(f"\nagreement with SWE-smith's harness: {len(table)} of {len(table)}\n" + "\n".join(table))
+
+
+def _edit(before: str, after: str) -> str:
+    body = "".join(
+        difflib.unified_diff(before.splitlines(True), after.splitlines(True), "a/strtools.py", "b/strtools.py")
+    )
+    return "diff --git a/strtools.py b/strtools.py\n" + body
