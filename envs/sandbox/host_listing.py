@@ -3,7 +3,8 @@ reported and the others are still listed or pruned."""
 
 from __future__ import annotations
 
-from rollgym.envs.sandbox.daemon import configured_hosts
+from rollgym.envs.sandbox import prepared
+from rollgym.envs.sandbox.daemon import client_for, configured_hosts
 from rollgym.envs.sandbox.errors import SandboxError
 from rollgym.envs.sandbox.lifecycle import ContainerRow, list_sandboxes, prune
 
@@ -23,14 +24,20 @@ def list_hosts(
 
 
 def prune_hosts(
-    all_containers: bool = False, run_id: str | None = None, docker_host: str | list[str] | None = None
+    all_containers: bool = False,
+    run_id: str | None = None,
+    docker_host: str | list[str] | None = None,
+    prepared_images: bool = False,
 ) -> tuple[list[str], dict[str, str]]:
-    """`prune` on every host; the names removed, and why the hosts that failed did."""
+    """`prune` on every host (and, with `prepared_images`, the prepared images no container uses: prepared.py); the
+    names removed, and why the hosts that failed did."""
     removed: list[str] = []
     failed: dict[str, str] = {}
     for host in configured_hosts(docker_host):
         try:
             removed += prune(all_containers, run_id, docker_host=host)
+            if prepared_images:
+                removed += prepared.remove_all(client_for(host))
         except Exception as exc:  # noqa: BLE001 - any failure on one host: report it, go on with the next
             failed[host] = f"{type(exc).__name__}: {exc}"
     return removed, failed

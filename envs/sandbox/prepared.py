@@ -7,7 +7,8 @@ same image, command, user and workdir on that host start from that image and ski
 rollouts of one task prepares once per host, not N times. Sandboxes of one process wait for the one preparing
 (a lock per host and key); other processes may prepare the same state twice, which is harmless. A preparation
 quicker than a commit (`WORTH_S`) is not saved: every sandbox runs it itself, without waiting for the others.
-Remove the images with `docker image prune -a --filter label=rollgym-prepared`.
+Remove them with `rollgym sandbox prune --prepared` (or `docker image prune -a --filter label=rollgym-prepared`): a
+prepared image keeps its parent's layers, so a rebuilt task image's old layers stay until then.
 """
 
 from __future__ import annotations
@@ -70,3 +71,15 @@ def worth_saving(host: str, key: str) -> bool:
 
 def not_worth_saving(host: str, key: str) -> None:
     _cheap.add((host, key))
+
+
+def remove_all(client: docker.DockerClient) -> list[str]:
+    """Remove this daemon's prepared images that no container uses; their tags."""
+    removed = []
+    for image in client.images.list(filters={"label": LABEL}):
+        try:
+            client.images.remove(image.id, force=False)
+        except docker.errors.APIError:  # in use by a container (or gone meanwhile): left for the next prune
+            continue
+        removed += image.tags or [image.short_id]
+    return removed

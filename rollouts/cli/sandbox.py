@@ -16,12 +16,21 @@ def sandbox_prune(
     all_: bool = typer.Option(False, "--all", help="remove every rollgym container, not only orphans"),
     run_id: str = typer.Option(None, "--run-id", help="remove the containers of this run"),
     docker_host: list[str] | None = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP),
+    prepared: bool = typer.Option(
+        False, "--prepared", help="also remove the prepared images of tasks (SandboxConfig.prepare) no container uses"
+    ),
 ) -> None:
     """Remove leftover rollgym containers (found by label) on every Docker host: orphans by default."""
     from rollgym.envs.sandbox.host_listing import prune_hosts
 
-    removed, failed = prune_hosts(all_containers=all_, run_id=run_id, docker_host=docker_host or None)
-    typer.echo(f"removed {len(removed)} container(s)" + (": " + ", ".join(removed) if removed else ""))
+    removed, failed = prune_hosts(
+        all_containers=all_, run_id=run_id, docker_host=docker_host or None, prepared_images=prepared
+    )
+    typer.echo(
+        f"removed {len(removed)} container(s)"
+        + (" and prepared image(s)" if prepared else "")
+        + (": " + ", ".join(removed) if removed else "")
+    )
     for host, why in failed.items():
         typer.echo(f"{host}: not pruned: {why}", err=True)
     if failed:

@@ -99,3 +99,25 @@ def test_a_preparation_quicker_than_a_commit_is_run_by_each_sandbox(base_image, 
     with DockerSandbox(quick) as second:  # nothing saved: it prepares itself, at once
         assert second.prepare_result is not None and second.image == base_image
     assert prep.find(docker.from_env(), made[-1]) is None
+
+
+def test_prune_removes_the_prepared_images_no_container_uses(base_image, command, docker2):
+    """On the second daemon (no other test prepares there meanwhile): kept while a sandbox runs from it, removed by
+    `rollgym sandbox prune --prepared` once none does."""
+    from typer.testing import CliRunner
+
+    from rollgym.rollouts.cli import app
+
+    client = docker.DockerClient(base_url=docker2)
+    config = SandboxConfig(image=base_image, workdir="/testbed", task_id="prepared", prepare=command)
+    key = prep.key_of(client, config)
+    with DockerSandbox(config, client=client) as first:
+        assert first.prepare_result is not None and first.prepare_result.exit_code == 0
+    tag = prep.tag_of(key)
+    with DockerSandbox(config, client=client) as forked:
+        assert forked.image == tag
+        busy = CliRunner().invoke(app, ["sandbox", "prune", "--prepared", "--docker-host", docker2])
+        assert busy.exit_code == 0 and tag not in busy.output and prep.find(client, key) == tag  # in use: kept
+    done = CliRunner().invoke(app, ["sandbox", "prune", "--prepared", "--docker-host", docker2])
+    assert done.exit_code == 0 and tag in done.output, done.output
+    assert prep.find(client, key) is None
