@@ -56,11 +56,13 @@ def harness_resolved(row: dict[str, Any], patch: str) -> bool | None:
 
 def as_swebench_row(task: SWETask, image: str) -> dict[str, Any]:
     """A rollgym pytest row (a bundled task) as an SWE-bench 5 row the harness can run: its image, its test patch
-    applied by the eval script, its tests with pytest `-rA` between the harness's markers, `parse_log_pytest`."""
+    applied by the eval script, its tests with pytest `-rA` between the harness's markers, `parse_log_pytest`. One
+    output stream (`exec 2>&1`): the harness reads stdout and stderr through separate pipes, whose order can change
+    under load (pytest's output read after the end marker's trace)."""
     files = " ".join(task.test_files())
     apply = f"git apply -v - <<'EOF_114329324912'\n{task.test_patch}\nEOF_114329324912\n" if task.test_patch else ""
     script = (
-        f"#!/bin/bash\nset -uxo pipefail\ncd {task.workdir}\n{apply}: '>>>>> Start Test Output'\n"
+        f"#!/bin/bash\nset -uxo pipefail\nexec 2>&1\ncd {task.workdir}\n{apply}: '>>>>> Start Test Output'\n"
         f"{task.test_command} -rA -p no:cacheprovider {files}\n: '>>>>> End Test Output'\n"
     )
     row = task.model_dump(mode="json", exclude={"row_format", "env_spec"})

@@ -1,5 +1,8 @@
 #!/bin/bash
 set -uxo pipefail
+# One stream: a harness reads stdout and stderr through separate pipes, and under load their order can change
+# (test output read after the end marker).
+exec 2>&1
 cd /testbed
 git checkout 3a99d85f839688bd013d12b991b20b5cf35d8e56 tests/template_tests/test_filters.py
 git apply -v - <<'EOF_114329324912'

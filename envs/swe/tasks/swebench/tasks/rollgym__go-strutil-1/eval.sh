@@ -1,5 +1,8 @@
 #!/bin/bash
 set -uxo pipefail
+# One stream: a harness reads stdout and stderr through separate pipes, and under load their order can change
+# (test output read after the end marker).
+exec 2>&1
 cd /testbed
 git checkout bb9a75bef93633e4fc366f019f46d522ef9892e2 truncate_test.go
 git apply -v - <<'EOF_114329324912'
