@@ -18,6 +18,7 @@ own subprocess, as each is a package named `swebench`.
 from __future__ import annotations
 
 import json
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,13 @@ SAMPLES = {
         ("astropy/astropy", "5.0", "astropy/io/fits/tests/test_header.py", "astropy/data.yaml"),
         ("psf/requests", "2.26", "tests/test_requests.py", "tests/data.txt"),
         ("matplotlib/matplotlib", "3.5", "lib/matplotlib/tests/test_axes.py", "lib/x.png"),
+        ("gin-gonic/gin", "4003", "context_test.go", "testdata/x.json"),
+        ("redis/redis", "13115", "tests/unit/scripting.tcl", "tests/assets/x.txt"),
+        ("sharkdp/bat", "3108", "tests/integration_tests.rs", "tests/examples/x.txt"),
+        ("google/gson", "2158", "gson/src/test/java/com/google/gson/GsonTest.java", "gson/x.json"),
+        ("chartjs/Chart.js", "4.4", "test/specs/core.scale.tests.js", "test/fixtures/x.json"),
+        ("laravel/framework", "53914", "tests/Support/SupportStrTest.php", "tests/x.txt"),
+        ("jekyll/jekyll", "9141", "test/test_filters.rb", "test/source/x.md"),
     ],
     "swe-gym": [
         ("getmoto/moto", "4.0", "tests/test_s3/test_s3.py", "tests/data.json"),
@@ -58,14 +66,18 @@ from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 repos = {{}}
 for repo, versions in MAP_REPO_VERSION_TO_SPECS.items():
     parser = MAP_REPO_TO_PARSER.get(repo) or MAP_REPO_TO_PARSER.get(repo.lower())
-    if parser is None or not {is_python}:
+    ext = {ext_of}
+    if parser is None or repo in {own_test_cmds}:  # a repository whose test command is code (wp-calypso)
         continue
     kept = {{}}
     for version, spec in versions.items():
-        if isinstance(spec.get("test_cmd"), str):
+        if ext != "py":  # the common script (and JavaScript's): test commands, build steps
+            kept[version] = {{k: spec[k] for k in ("test_cmd", "build") if k in spec}}
+        elif isinstance(spec.get("test_cmd"), str):
             kept[version] = {{k: spec[k] for k in ("test_cmd", "eval_commands", "install") if k in spec}}
     if kept:
-        repos[repo] = {{"parser": parser.__name__, "versions": kept}}
+        script = {{}} if ext == "py" else {{"script": "js" if ext == "js" else "common"}}
+        repos[repo] = {{"parser": parser.__name__, "versions": kept, **script}}
 samples = json.loads(sys.argv[1])
 scripts = []
 for row in samples:  # the eval script as the release's TestSpec.eval_script writes it (its env script needs network)
@@ -108,8 +120,10 @@ def dump(release: str, fork: Path | None) -> dict:
         code = DUMP.format(
             path_setup="",
             ext_import="from swebench.harness.constants import MAP_REPO_TO_EXT\n"
-            "from swebench.harness.test_spec.python import make_eval_script_list_py as make_eval_script_list",
-            is_python='MAP_REPO_TO_EXT.get(repo) == "py"',
+            "from swebench.harness.test_spec.javascript import MAP_REPO_TO_TEST_CMDS\n"
+            "from swebench.harness.test_spec.create_scripts import make_eval_script_list",
+            ext_of='MAP_REPO_TO_EXT.get(repo, "py")',
+            own_test_cmds="MAP_REPO_TO_TEST_CMDS",
             repo_key='row["repo"]',
             header="set -uxo pipefail",
         )
@@ -117,7 +131,8 @@ def dump(release: str, fork: Path | None) -> dict:
         code = DUMP.format(
             path_setup=f"sys.path.insert(0, {str(fork)!r})",
             ext_import="from swebench.harness.test_spec import make_eval_script_list",
-            is_python="True",
+            ext_of='"py"',
+            own_test_cmds="()",
             repo_key='row["repo"].lower()',
             header="set -xo pipefail",
         )
@@ -131,32 +146,49 @@ def dump(release: str, fork: Path | None) -> dict:
 
 
 SWESMITH_DUMP = r"""
-import json
+import ast, inspect, json, re, textwrap
 from swesmith.profiles import registry
-from swesmith.profiles.python import PythonProfile
+SUPPORTED = set(json.loads(__import__("sys").argv[1]))
+#: how a profile names the test files of its tests (`get_test_files`), when it does
+TEST_FILES = {"PythonProfile": "python", "MidoA0158ff9": "python-dev-prefix", "PythonSlugify872b3750": "test.py",
+              "TornadoD5ac65c1": "unittest-ids", "GoProfile": "go", "RepoProfile": "none"}
 out, unsupported = {}, {}
 for rp in {id(p): p for p in registry.values()}.values():
-    kind = next((k.__name__ for k in type(rp).__mro__ if k.__name__.endswith("Profile") and k.__name__ != "RepoProfile"), "?")
-    own_parser = "log_parser" in type(rp).__dict__
-    if isinstance(rp, PythonProfile) and not own_parser:
-        out[rp.repo_name] = {"commit": rp.commit, "image": rp.image_name, "test_cmd": rp.test_cmd,
-                             "timeout": rp.timeout, "min_testing": rp.min_testing}
+    kind = next(k.__name__ for k in type(rp).__mro__ if k.__name__.endswith("Profile") and k.__name__ != "RepoProfile")
+    owner = type(rp).log_parser.__qualname__.split(".")[0]
+    fn = ast.parse(textwrap.dedent(inspect.getsource(type(rp).log_parser))).body[0]
+    body = [n for n in fn.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]  # docstring
+    call = re.fullmatch(r"return (parse_log_\w+)\(log\)", ast.unparse(body[0])) if len(body) == 1 else None
+    parser = call.group(1) if call else f"{owner}.log_parser"
+    files = TEST_FILES.get(type(rp).get_test_files.__qualname__.split(".")[0])
+    command = type(rp).get_test_cmd.__qualname__.split(".")[0]
+    if parser not in SUPPORTED:
+        unsupported[rp.repo_name] = f"{kind} with a log parser rollgym does not have ({parser})"
+    elif files is None or command != "RepoProfile":
+        unsupported[rp.repo_name] = f"{kind} with its own " + ("test command" if files else "test file rule")
     else:
-        unsupported[rp.repo_name] = kind + (" with its own log parser" if own_parser else "")
+        out[rp.repo_name] = {"commit": rp.commit, "image": rp.image_name, "test_cmd": rp.test_cmd,
+                             "timeout": rp.timeout, "min_testing": rp.min_testing, "parser": parser,
+                             "test_files": files, "language": kind.removesuffix("Profile").lower()}
 print(json.dumps({"profiles": out, "unsupported": unsupported}))
 """
 
 
 def swesmith_profiles() -> dict:
-    """SWE-smith's repository profiles (swesmith 0.0.9, with swebench 4.1.0): those rollgym grades (Python, the
-    Python base parser) and, for a clear error, the others."""
+    """SWE-smith's repository profiles (swesmith 0.0.9, with swebench 4.1.0): those rollgym grades (each with the
+    name of its parser in `swesmith_parsers.PARSERS`) and, for a clear error, the others."""
+    parsers = runpy.run_path(str(ROOT / "envs" / "swe" / "swesmith_parsers.py"))["PARSERS"]  # no rollgym imports
     out = subprocess.run(
-        [sys.executable, "-c", SWESMITH_DUMP], stdout=subprocess.PIPE, text=True, check=True, cwd="/tmp"
+        [sys.executable, "-c", SWESMITH_DUMP, json.dumps(sorted(parsers))],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+        cwd="/tmp",
     )
     data = json.loads(out.stdout.strip().splitlines()[-1])
     data["source"] = (
-        "swesmith 0.0.9 (PyPI, MIT): profiles.registry (PythonProfile: test_cmd, timeout, min_testing, image_name), "
-        "harness.utils.run_patch_in_container, harness.grading"
+        "swesmith 0.0.9 (PyPI, MIT): profiles.registry (each profile's test_cmd, timeout, min_testing, image_name, "
+        "log_parser, get_test_files), harness.utils.run_patch_in_container, harness.grading"
     )
     return data
 

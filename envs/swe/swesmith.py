@@ -9,8 +9,10 @@ profile's test command between markers, reading it with the profile's parser and
 neither way). rollgym does the same offline: the bug is applied from the row (not fetched from GitHub) and the
 agent's starting state is made as the task's prepared state; the gold patch is the bug reversed.
 
-rollgym's table (`swesmith_profiles.json`, from `.ci/swe-legacy-specs.py`) holds the Python profiles that use the
-Python parser (128 of 673); a row of another profile (its own parser, another language) is a clear error.
+rollgym's table (`swesmith_profiles.json`, from `.ci/swe-legacy-specs.py`) holds 647 of SWE-smith's 673 profiles:
+Python, Go, Rust, Java (Maven, Gradle), JavaScript and TypeScript (jest, mocha, vitest), C++ (CTest, GoogleTest),
+each with its parser (`swesmith_parsers.py`) and its rule for naming the test files of its tests. A row of one of the
+other 26 (a parser or test command of its own rollgym does not have) is a clear error naming it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rollgym.envs.swe.formats import RowFormatError
+from rollgym.envs.swe.swesmith_parsers import PARSERS
 
 if TYPE_CHECKING:
     from rollgym.envs.sandbox import DockerSandbox
@@ -33,8 +36,6 @@ PROFILES_PATH = Path(__file__).with_name("swesmith_profiles.json")
 START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
 #: SWE-smith's patch commands, in order (`harness/utils.py`: GIT_APPLY_CMDS)
 APPLY_COMMANDS = ("git apply --verbose", "git apply --verbose --reject", "patch --batch --fuzz=5 -p1 -i")
-#: swebench 4.1.0's TestStatus, in its order (the parser tries each; a later match wins)
-STATUSES = ("FAILED", "PASSED", "SKIPPED", "ERROR", "XFAIL")
 #: the conda env SWE-smith's Python images test in
 PATH = (
     "/opt/miniconda3/envs/testbed/bin:/opt/miniconda3/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -59,10 +60,11 @@ def profile_for(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     why = data["unsupported"].get(name)
     rid = row.get("instance_id", "?")
     if why:
-        raise RowFormatError(
-            f"task {rid}: SWE-smith profile {name} is a {why}: not supported yet (Python profiles are)"
-        )
-    raise RowFormatError(f"task {rid}: {name!r} is not one of SWE-smith's {len(data['profiles'])} Python profiles")
+        raise RowFormatError(f"task {rid}: SWE-smith profile {name} is a {why}: rollgym cannot grade its rows yet")
+    raise RowFormatError(
+        f"task {rid}: {name!r} is not one of the {len(data['profiles'])} SWE-smith profiles rollgym has "
+        f"(swesmith 0.0.9; give `repo` as swesmith/<owner>__<repo>.<commit8>)"
+    )
 
 
 def reverse_patch(patch: str) -> str:
@@ -94,12 +96,33 @@ def reverse_patch(patch: str) -> str:
 
 
 def test_files(task: SWETask) -> tuple[list[str], list[str]]:
-    """The FAIL_TO_PASS and PASS_TO_PASS test files (`PythonProfile.get_test_files`)."""
+    """The FAIL_TO_PASS and PASS_TO_PASS test files, by the profile's rule (`get_test_files`): pytest ids' files,
+    mido's without `../dev/`, python-slugify's `test.py`, tornado's unittest ids' modules; none for profiles that name
+    none. (Go's are found in the repository: `go_test_files`.)"""
+    rule = _extra(task, "swesmith_test_files")
 
     def files(tests: list[str]) -> list[str]:
-        return sorted({t.split("::", 1)[0] for t in tests})
+        if rule == "test.py":
+            return ["test.py"]
+        if rule == "unittest-ids":
+            found = (re.search(r"\s\((.*)\)", t) for t in tests)
+            return sorted({"/".join(m.group(1).split(".")[:-1]) + ".py" for m in found if m})
+        if rule in ("python", "python-dev-prefix"):
+            named = {t.split("::", 1)[0] for t in tests}
+            return sorted({n.removeprefix("../dev/") for n in named} if rule == "python-dev-prefix" else named)
+        return []
 
     return files(task.FAIL_TO_PASS), files(task.PASS_TO_PASS)
+
+
+def go_test_files(tests: list[str]) -> str:
+    """A shell command printing the `_test.go` files (git-tracked) that define one of `tests` as a top-level `func`,
+    as `GoProfile.get_test_files` finds them (subtests and methods name no file)."""
+    names = sorted({t for t in tests if re.fullmatch(r"\w+", t)})
+    if not names:
+        return "true"
+    pattern = shlex.quote(rf"^[[:space:]]*func[[:space:]]+({'|'.join(names)})\b")
+    return f"git ls-files -z -- '*_test.go' | xargs -0 -r grep -lE {pattern} --"
 
 
 def as_task_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -118,11 +141,24 @@ def as_task_row(row: dict[str, Any]) -> dict[str, Any]:
         "test_timeout_s": float(profile["timeout"]),
         "swesmith_test_cmd": profile["test_cmd"],
         "swesmith_min_testing": profile["min_testing"],
+        "swesmith_parser": profile["parser"],
+        "swesmith_test_files": profile["test_files"],
+        "swesmith_language": profile["language"],
     }
 
 
+#: what a task read before these columns existed (Python profiles only) stands for
+_BEFORE = {"swesmith_parser": "PythonProfile.log_parser", "swesmith_test_files": "python", "swesmith_language": "python"}
+
+
 def _extra(task: SWETask, key: str) -> Any:
-    return (task.model_extra or {})[key]
+    extra = task.model_extra or {}
+    return extra[key] if key in extra else _BEFORE[key]
+
+
+def language(task: SWETask) -> str:
+    """The profile's language (`python`, `go`, `rust`, `java`, `javascript`, `typescript`, `cpp`)."""
+    return str(_extra(task, "swesmith_language"))
 
 
 def bug_state(task: SWETask, for_agent: bool) -> str:
@@ -133,7 +169,9 @@ def bug_state(task: SWETask, for_agent: bool) -> str:
     steps = [f"printf '%s' {bug} > /tmp/rollgym-bug.diff", "git apply /tmp/rollgym-bug.diff"]
     f2p, _ = test_files(task)
     if for_agent:
-        if f2p:
+        if _extra(task, "swesmith_test_files") == "go":
+            steps.append(f"{{ {go_test_files(task.FAIL_TO_PASS)}; }} | xargs -r -d '\\n' rm -f --")
+        elif f2p:
             steps.append(f"rm -f -- {' '.join(map(shlex.quote, f2p))}")
         steps.append("git checkout -q --orphan rollgym-task")
     steps += ["git add -A", COMMIT.format(message="'Bug Patch'" if not for_agent else "task")]
@@ -150,15 +188,9 @@ def test_command(task: SWETask) -> str:
     return command
 
 
-def parse_log(log: str) -> dict[str, str]:
-    """SWE-smith's Python parser (`PythonProfile.log_parser`): `<test id> <STATUS>` lines, pytest's verbose form."""
-    found: dict[str, str] = {}
-    for line in log.split("\n"):
-        for status in STATUSES:
-            match = re.match(rf"^(\S+)(\s+){status}", line)
-            if match:
-                found[match.group(1)] = status
-    return found
+def parse_log(log: str, parser: str = "PythonProfile.log_parser") -> dict[str, str]:
+    """The statuses the profile's parser (`swesmith_parsers.PARSERS`) reads in `log`."""
+    return PARSERS[parser](log)
 
 
 def read_test_output(log: str) -> str | None:
@@ -187,7 +219,8 @@ def _run(sb: DockerSandbox, task: SWETask) -> tuple[Any, str | None, dict[str, s
     statuses its parser reads there."""
     res = sb.exec("/bin/bash /eval.sh", timeout=task.test_timeout_s, max_output=64 * 2**20)
     output = read_test_output(res.output)
-    return res, output, (parse_log(output) if output is not None else {})
+    parser = _extra(task, "swesmith_parser")
+    return res, output, (parse_log(output, parser) if output is not None else {})
 
 
 def grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) -> None:
@@ -201,6 +234,10 @@ def grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) -
             f"the row's bug does not apply to its snapshot: {state.output[-500:]}",
         )
         return
+    f2p_files, p2p_files = test_files(task)
+    if _extra(task, "swesmith_test_files") == "go":  # found before the patch, as SWE-smith finds them in its clone
+        found = sb.exec(go_test_files([*task.FAIL_TO_PASS, *task.PASS_TO_PASS]), cwd=workdir, timeout=120)
+        p2p_files = sorted(set(found.output.split("\n")) - {""})
     if diff.strip():
         sb.write_file("/tmp/patch.diff", diff.encode("utf-8", errors="surrogateescape"))
         output = ""
@@ -212,7 +249,6 @@ def grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) -
         else:
             result.status, result.error = "patch_failed", f"the patch does not apply:\n{output[-2000:]}"
             return
-        f2p_files, p2p_files = test_files(task)
         if f2p_files + p2p_files:  # changes to the tests are the agent's, not graded
             sb.exec(f"git checkout -- {' '.join(map(shlex.quote, f2p_files + p2p_files))}", cwd=workdir, timeout=120)
     script = "\n".join(

@@ -106,10 +106,11 @@ class SWETask(BaseModel):
             from rollgym.envs.swe.r2e import PATH
 
             return {"env": {"PATH": PATH}}
-        if self.grader == "swesmith":  # the conda env SWE-smith's Python images test in
+        if self.grader == "swesmith":  # the conda env SWE-smith's Python images test in; others keep the image's
             from rollgym.envs.swe.swesmith import PATH as SWESMITH_PATH
+            from rollgym.envs.swe.swesmith import language
 
-            return {"env": {"PATH": SWESMITH_PATH}}
+            return {"env": {"PATH": SWESMITH_PATH}} if language(self) == "python" else {}
         if self.grader == "swebench":  # the row's environment: what its eval script activates before the tests
             from rollgym.envs.swe.harness import environment_of
 

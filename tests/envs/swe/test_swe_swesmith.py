@@ -86,8 +86,11 @@ def test_profiles_bug_reversal_parser_and_rules(tmp_path):
 @pytest.mark.parametrize(
     "row, says",
     [
-        ({"repo": "swesmith/jqlang__jq.b9e19de7"}, "jqlang__jq.b9e19de7 is a CProfile with its own log parser"),
-        ({"repo": "swesmith/nobody__nothing.12345678"}, "'nobody__nothing.12345678' is not one of SWE-smith's 128"),
+        (
+            {"repo": "swesmith/jqlang__jq.b9e19de7"},
+            "jqlang__jq.b9e19de7 is a CProfile with a log parser rollgym does not have (Jqb9e19de76.log_parser)",
+        ),
+        ({"repo": "swesmith/nobody__nothing.12345678"}, "'nobody__nothing.12345678' is not one of the 647 SWE-smith"),
         ({"patch": ""}, "needs its bug as `patch`"),
     ],
     ids=["other-language", "unknown", "no-bug"],
