@@ -148,7 +148,11 @@ def as_task_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 #: what a task read before these columns existed (Python profiles only) stands for
-_BEFORE = {"swesmith_parser": "PythonProfile.log_parser", "swesmith_test_files": "python", "swesmith_language": "python"}
+_BEFORE = {
+    "swesmith_parser": "PythonProfile.log_parser",
+    "swesmith_test_files": "python",
+    "swesmith_language": "python",
+}
 
 
 def _extra(task: SWETask, key: str) -> Any:

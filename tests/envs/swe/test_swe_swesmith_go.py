@@ -27,9 +27,11 @@ F2P = ["TestTruncate", "TestTruncate/longer", "TestTruncateWithSuffix", "TestTru
 P2P = ["TestPadLeft", "TestToSnake", "TestLines"]
 SOURCE = (GO_TASK / "src" / "truncate.go").read_text()
 BUGGED = SOURCE.replace("return s[:n]", "return s[1:n]")
-FAKE = 'package strutil\n\nimport "os"\n\nfunc init() {\n' + "".join(
-    f'\tos.Stdout.WriteString("--- PASS: {t} (0.00s)\\n")\n' for t in F2P
-) + "}\n"
+FAKE = (
+    'package strutil\n\nimport "os"\n\nfunc init() {\n'
+    + "".join(f'\tos.Stdout.WriteString("--- PASS: {t} (0.00s)\\n")\n' for t in F2P)
+    + "}\n"
+)
 
 
 def _diff(path: str, before: str, after: str) -> str:
