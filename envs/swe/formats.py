@@ -11,7 +11,8 @@ it (docs/tasks.md#row-formats).
   likewise, through SWE-Gym's fork of the harness (legacy.py).
 - `swe-smith`: SWE-smith rows (`repo` = `swesmith/<owner>__<repo>.<commit8>`, the bug as the row's `patch`); graded
   as SWE-smith does (swesmith.py).
-- `r2e-gym`: R2E-Gym rows (`docker_image`, `expected_output_json`); graded as R2E-Gym does (r2e.py).
+- `r2e-gym`: R2E-Gym rows (`docker_image`, `expected_output_json`); graded as R2E-Gym does (r2e.py). The SWE-bench
+  rows R2E-Gym republishes (SWE-bench's columns, the image as `docker_image`) are SWE-bench rows.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def detect_format(row: dict[str, Any]) -> RowFormat:
     rid = row.get("instance_id") or row.get("repo_name") or "?"
     v5 = [c for c in SWEBENCH_COLUMNS[:4] if _has(row, c)]
     r2e = [c for c in R2E_COLUMNS[:2] if _has(row, c)]
+    if r2e == ["docker_image"] and not v5 and _has(row, "version") and _has(row, "FAIL_TO_PASS"):
+        r2e = []  # R2E-Gym's republished SWE-bench rows (R2E-Gym/SWE-Bench-Verified): SWE-bench's, its image renamed
     own = ["env_spec"] if _has(row, "env_spec") else []
     marks = [(name, cols) for name, cols in (("SWE-bench 5", v5), ("R2E-Gym", r2e), ("rollgym", own)) if cols]
     if len(marks) > 1:

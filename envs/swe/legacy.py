@@ -43,9 +43,10 @@ def specs() -> dict[str, Any]:
 def image_for(row: dict[str, Any], fmt: str) -> str:
     """The image the release's users pull for the row: `swebench/sweb.eval.x86_64.<id>:latest` (SWE-bench, `__`
     spelled `_1776_`), `docker.io/xingyaoww/sweb.eval.x86_64.<id>:latest` (SWE-Gym, `__` spelled `_s_`, as OpenHands names
-    them); a row's own `image_name` wins (e.g. a mirror in a private registry)."""
-    if row.get("image_name"):
-        return str(row["image_name"])
+    them); a row's own `image_name` wins (e.g. a mirror in a private registry), then the `docker_image` R2E-Gym's
+    republished rows name (`slimshetty/swebench-verified:sweb.eval.x86_64.<id>`)."""
+    if row.get("image_name") or row.get("docker_image"):
+        return str(row.get("image_name") or row["docker_image"])
     release = RELEASES[fmt]
     key = f"sweb.eval.x86_64.{str(row['instance_id']).lower()}".replace("__", release["sep"])
     return f"{release['namespace']}/{key}:latest"

@@ -72,6 +72,17 @@ def test_multilingual_rows_run_the_releases_common_script():
     assert script.index(download) < script.index("git apply --verbose --reject")
 
 
+def test_r2e_gyms_republished_swebench_rows_are_swebench_rows():
+    django = next(c["row"] for c in GOLDEN if c["row"]["repo"] == "django/django")
+    image = "slimshetty/swebench-verified:sweb.eval.x86_64.django__django-1000"
+    row = {**django, "docker_image": image, "parsed_commit": "{}"}
+    task = parse_task(row)
+    assert task.row_format == "swebench-legacy" and task.grader == "swebench" and task.image == image
+    assert task.eval_script == parse_task(django).eval_script  # graded as the official harness grades the row
+    with pytest.raises(RowFormatError, match="looks like an R2E-Gym row"):  # an R2E row missing its oracle stays one
+        parse_task({"instance_id": "x", "docker_image": image, "repo_name": "sympy"})
+
+
 def test_swe_gyms_pydantic_parser():
     log = "\n".join(
         [
