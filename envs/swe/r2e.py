@@ -10,8 +10,9 @@ is 1 only when running them gives **exactly** the expected map, tests expected t
 rollgym does the same in the agent's sandbox (as its prepared state, with the repository pinned and later history
 hidden as for every prebuilt image) and in a fresh grading container, with the agent's diff applied. The gold patch
 is the fix commit's Python files (as R2E-Gym's `ParsedCommit.get_patch(only_python=True)`), written from their old
-and new contents. Not done: R2E-Gym's `uv pip install chardet` at setup (it needs a network), and SWE-bench rows
-inside R2E-Gym (`R2E-Gym/SWE-Bench-*`: load them as SWE-bench rows).
+and new contents. R2E-Gym's `uv pip install chardet` at setup is tried as R2E-Gym tries it (a failure only
+logged): offline, it does nothing unless the image can install it. The SWE-bench rows R2E-Gym republishes
+(`R2E-Gym/SWE-Bench-*`) are SWE-bench rows (formats.py).
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ if TYPE_CHECKING:
 
 #: R2E-Gym's command PATH (agenthub `DOCKER_PATH`): the repository's venv first, through the links setup makes
 PATH = "/root/.venv/bin:/root/.local/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#: R2E-Gym's `setup_env` for its own images (minus `uv pip install chardet`): the hidden tests and their runner moved
+#: R2E-Gym's `setup_env` for its own images (`uv pip install chardet` tried, as R2E-Gym does): the hidden tests and their runner moved
 #: to /root and linked back, caches removed; and (rollgym) those paths kept out of the agent's diff
 SETUP = (
     "mkdir -p /root/.local/bin && ln -sfn /testbed/.venv /root/.venv "
     "&& ln -sf /testbed/.venv/bin/python /root/.local/bin/python && ln -sf /testbed/.venv/bin/python /root/.local/bin/python3 "
     "&& find /testbed/.venv/bin -type f -executable -exec ln -sf {} /root/.local/bin/ \\; ; "
-    "cd /testbed && find . -name '*.pyc' -delete; find . -name '__pycache__' -exec rm -rf {} + 2>/dev/null; "
+    "cd /testbed && { command -v uv >/dev/null && timeout 30 uv pip install -q chardet >/dev/null 2>&1; true; } && "
+    "find . -name '*.pyc' -delete; find . -name '__pycache__' -exec rm -rf {} + 2>/dev/null; "
     "if [ -d /r2e_tests ]; then find /r2e_tests -name '*.pyc' -delete; "
     "find /r2e_tests -name '__pycache__' -exec rm -rf {} + 2>/dev/null; fi; "
     "for f in run_tests.sh r2e_tests; do if [ -e /testbed/$f ] && [ ! -L /testbed/$f ]; then mv /testbed/$f /root/$f; fi; "
