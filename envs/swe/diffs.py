@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rollgym.envs.sandbox import DockerSandbox
 
 _HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
 TEST_CONFIG_FILES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
@@ -71,3 +75,19 @@ def filter_agent_diff(diff: str, protected: set[str]) -> tuple[str, list[str]]:
         else:
             kept.append(chunk)
     return "".join(kept), dropped
+
+
+def apply_in_turn(
+    sb: DockerSandbox, path: str, commands: tuple[str, ...] | list[str], workdir: str, reset: str = ""
+) -> str | None:
+    """The patch at `path` applied by the first of `commands` that succeeds (as a harness's fallback chain does),
+    `reset` run between attempts when given; None on success, else the last command's output."""
+    output = ""
+    for attempt, command in enumerate(commands):
+        if attempt and reset:
+            sb.exec(reset, cwd=workdir, timeout=120)
+        res = sb.exec(f"{command} {path}", cwd=workdir, timeout=120)
+        if res.exit_code == 0:
+            return None
+        output = res.output
+    return output

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from rollgym.envs.swe.diffs import apply_in_turn
 from rollgym.errors import UsageError
 
 if TYPE_CHECKING:
@@ -93,14 +94,9 @@ def _apply(sb: DockerSandbox, diff: str, workdir: str) -> str | None:
     h = harness()
     path = h.constants.CONTAINER_PATCH_FILE
     sb.write_file(path, diff.encode("utf-8", errors="surrogateescape"))
-    output = ""
-    for attempt, command in enumerate(h.run.GIT_APPLY_CMDS):
-        if attempt:
-            sb.exec(f"/bin/bash -c {shlex.quote(RESET)}", cwd=workdir, timeout=120)
-        res = sb.exec(f"{command} {path}", cwd=workdir, timeout=120)
-        if res.exit_code == 0:
-            return None
-        output = res.output
+    output = apply_in_turn(sb, path, h.run.GIT_APPLY_CMDS, workdir, reset=f"/bin/bash -c {shlex.quote(RESET)}")
+    if output is None:
+        return None
     if sb.exec(f"git apply --check --reverse {path}", cwd=workdir, timeout=120).exit_code == 0:
         return None
     return output[-2000:]

@@ -24,6 +24,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rollgym.envs.swe.diffs import apply_in_turn
 from rollgym.envs.swe.formats import RowFormatError
 from rollgym.envs.swe.swesmith_parsers import PARSERS
 
@@ -244,13 +245,8 @@ def grade_in(sb: DockerSandbox, task: SWETask, diff: str, result: GradeResult) -
         p2p_files = sorted(set(found.output.split("\n")) - {""})
     if diff.strip():
         sb.write_file("/tmp/patch.diff", diff.encode("utf-8", errors="surrogateescape"))
-        output = ""
-        for command in APPLY_COMMANDS:
-            res = sb.exec(f"{command} /tmp/patch.diff", cwd=workdir, timeout=120)
-            if res.exit_code == 0:
-                break
-            output = res.output
-        else:
+        output = apply_in_turn(sb, "/tmp/patch.diff", APPLY_COMMANDS, workdir)  # no reset between attempts
+        if output is not None:
             result.status, result.error = "patch_failed", f"the patch does not apply:\n{output[-2000:]}"
             return
         if f2p_files + p2p_files:  # changes to the tests are the agent's, not graded

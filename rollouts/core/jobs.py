@@ -95,16 +95,22 @@ def prepare_tasks(
     return prepare(list(tasks), log=lambda _m: None)
 
 
-def failed_job(job: RolloutJob, env_id: str, group_prefix: str, exc: BaseException) -> Rollout:
-    """The rollout of a job whose task could not be prepared: recorded as that failure, never run."""
+def errored_rollout(job: RolloutJob, env_id: str, group_prefix: str, error: ErrorRecord) -> Rollout:
+    """The rollout of a job that never ran an episode, recorded as `error` in its group."""
     return Rollout(
         env_id=env_id,
         task_id=job.task_id,
         group_id=f"{group_prefix}{job.task_id}",
         sample_index=job.sample_index,
         stop_reason="error",
-        error=ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)[:2000]),
+        error=error,
     )
+
+
+def failed_job(job: RolloutJob, env_id: str, group_prefix: str, exc: BaseException) -> Rollout:
+    """The rollout of a job whose task could not be prepared: recorded as that failure, never run."""
+    error = ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)[:2000])
+    return errored_rollout(job, env_id, group_prefix, error)
 
 
 def sample_seed(seed: int | None, task_index: int, sample_index: int) -> int | None:

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from rollgym.errors import ClusterLostError, WorkerStartError
-from rollgym.rollouts.core.jobs import OnResult, RolloutJob, RunSpec
+from rollgym.rollouts.core.jobs import OnResult, RolloutJob, RunSpec, errored_rollout
 from rollgym.rollouts.core.records import ErrorRecord, Rollout
 from rollgym.rollouts.integrations.ray.actor import decode
 from rollgym.rollouts.integrations.ray.cluster import head_lost, off_loop
@@ -36,14 +36,7 @@ MAX_REPLACEMENTS = 2
 
 def errored(job: RolloutJob, env_id: str, group_prefix: str, kind: str, why: str) -> Rollout:
     """An errored rollout (`internal` category) for a job the infrastructure lost."""
-    return Rollout(
-        env_id=env_id,
-        task_id=job.task_id,
-        group_id=f"{group_prefix}{job.task_id}",
-        sample_index=job.sample_index,
-        stop_reason="error",
-        error=ErrorRecord(category="internal", type=kind, message=why),
-    )
+    return errored_rollout(job, env_id, group_prefix, ErrorRecord(category="internal", type=kind, message=why))
 
 
 class _Run:
