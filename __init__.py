@@ -61,7 +61,9 @@ _LAZY = {
     # agents
     "RecordingProxy": "rollgym.rollouts.proxy",
     "SubprocessAgent": "rollgym.rollouts.proxy",
-    "run_agents": "rollgym.rollouts.proxy",
+    "run_agents": "rollgym.rollouts.agents.run",
+    "AgentSpec": "rollgym.rollouts.agents",
+    "register_agent": "rollgym.rollouts.agents",
     # trainers
     "make_rollout_func": "rollgym.rollouts.integrations.trl",
     "agent_rollout_func": "rollgym.rollouts.integrations.trl",
@@ -97,6 +99,8 @@ __all__ = [
     "WorkerError",
     "__version__",
     "agent_rollout_func",
+    "AgentSpec",
+    "register_agent",
     "check_env",
     "component_reward",
     "env_reward",
@@ -143,6 +147,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
     from rollgym.envs import register_env as register
     from rollgym.envs.swe import swe_reward
     from rollgym.limits import Limits
+    from rollgym.rollouts.agents import AgentSpec, register_agent
+    from rollgym.rollouts.agents.run import run_agents
     from rollgym.rollouts.core.batch import run_rollouts
     from rollgym.rollouts.core.generate import generate
     from rollgym.rollouts.core.loop import rollout
@@ -159,6 +165,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
         policy_from_trainer,
     )
     from rollgym.rollouts.integrations.trl_vllm_cpu import patch_trl_for_vllm_cpu
-    from rollgym.rollouts.proxy import RecordingProxy, SubprocessAgent, run_agents
+    from rollgym.rollouts.proxy import RecordingProxy, SubprocessAgent
     from rollgym.rollouts.view import write_viewer
     from rollgym.tokenization import ChatTokenizer

@@ -27,7 +27,7 @@ from rollgym.envs.sandbox.images import (
     ensure_image,
 )
 from rollgym.envs.sandbox.lifecycle import RUN_ID, ContainerRow, SandboxGroup, list_containers, list_sandboxes, prune
-from rollgym.envs.sandbox.models import ExecResult, SandboxConfig
+from rollgym.envs.sandbox.models import ExecResult, SandboxConfig, SandboxMount
 from rollgym.envs.sandbox.pool import SandboxPool
 from rollgym.envs.sandbox.protocol import Sandbox
 
@@ -50,6 +50,7 @@ __all__ = [
     "SandboxDeadError",
     "SandboxError",
     "SandboxGroup",
+    "SandboxMount",
     "SandboxPool",
     "base_image_name",
     "bootstrap_base_image",

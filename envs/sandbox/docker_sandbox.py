@@ -184,6 +184,10 @@ class DockerSandbox:
             "stdin_open": False,
             "tty": False,
         }
+        if cfg.mounts:
+            kwargs["mounts"] = [
+                docker.types.Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in cfg.mounts
+            ]
         if cfg.disk_limit and storage_size_supported(self.client):
             kwargs["storage_opt"] = {"size": cfg.disk_limit}
         try:

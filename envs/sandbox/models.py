@@ -27,6 +27,24 @@ QUIET_ENV: dict[str, str] = {
 }
 
 
+class SandboxMount(BoundaryModel):
+    """A folder of the Docker host's machine bind-mounted into the sandbox (read-only unless said otherwise): how an
+    agent's runtime and its proxy socket reach a container that has no network. The Docker socket never is."""
+
+    source: str  # an absolute path on the machine the Docker daemon runs on
+    target: str  # an absolute path in the container
+    read_only: bool = True
+
+    @field_validator("source", "target")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/") or "/../" in f"{value}/":
+            raise ValueError(f"{value!r} is not an absolute, normalized path")
+        if "docker.sock" in value or value.rstrip("/") in ("", "/var/run", "/run"):
+            raise ValueError(f"{value!r}: the Docker socket (or the root) is never mounted into a sandbox")
+        return value
+
+
 class SandboxConfig(BoundaryModel):
     """How to create one sandbox: safe defaults, every field overridable per task."""
 
@@ -44,6 +62,7 @@ class SandboxConfig(BoundaryModel):
     user: str | None = None  # e.g. "1000:1000" for a non-root agent
     workdir: str = "/"
     env: dict[str, str] = Field(default_factory=dict)
+    mounts: list[SandboxMount] = Field(default_factory=list)  # host folders bind-mounted in (an agent's runtime)
     ttl_s: int = 6 * 3600  # PID 1 exits after ttl_s (keepalive.py): a crashed host cannot leave it running forever
     labels: dict[str, str] = Field(default_factory=dict)
     run_id: str | None = None

@@ -48,8 +48,8 @@ class GradingFailed(SandboxError):
     rollout carries this error, so a trainer drops it rather than training on a reward of 0."""
 
 
-class _ChangeRefused(Exception):
-    """Internal: the agent's change is refused before grading (its failure: `patch_failed`)."""
+class ChangeRefused(Exception):
+    """The agent's change is refused before grading (its failure: `patch_failed`): oversized, or binary."""
 
 
 NUDGE = "Please keep working on the issue with the tools, and call `submit` when your fix is complete."
@@ -250,7 +250,7 @@ class SWEEnv(Env):
         return [], True
 
     async def current_diff(self) -> str:
-        """The agent's changes against base_commit (new files included, binary-safe); `_ChangeRefused` when
+        """The agent's changes against base_commit (new files included, binary-safe); `ChangeRefused` when
         a file or the whole change is over `max_diff_bytes`, or the change holds binary files."""
         task, sandbox = self.swe_task, self.sandbox
         assert task is not None and sandbox is not None  # setup() made both; the diff is read before teardown
@@ -258,7 +258,7 @@ class SWEEnv(Env):
         big = await sandbox.aexec(OVERSIZED.format(base=base, limit=limit), timeout=120)
         if big.exit_code == 0 and big.output.strip():
             size, _, path = big.output.strip().partition(" ")
-            raise _ChangeRefused(
+            raise ChangeRefused(
                 f"the change makes {path} {int(size):,} bytes (over {limit:,} bytes more than at the "
                 "base commit); changes that large are not graded"
             )
@@ -271,12 +271,12 @@ class SWEEnv(Env):
             raise SandboxDeadError(f"git diff failed: {res.output[-500:]}")
         size = int(res.output.strip().splitlines()[-1])
         if size > limit:
-            raise _ChangeRefused(f"the change is {size:,} bytes; changes over {limit:,} bytes are not graded")
+            raise ChangeRefused(f"the change is {size:,} bytes; changes over {limit:,} bytes are not graded")
         data = await asyncio.to_thread(sandbox.read_file, "/tmp/.rollgym-agent.diff", limit + 1)
         diff = data.decode("utf-8", errors="surrogateescape")
         problem = diff_problem(diff, limit)
         if problem:
-            raise _ChangeRefused(problem)
+            raise ChangeRefused(problem)
         return diff
 
     async def compute_reward(self):
@@ -291,7 +291,7 @@ class SWEEnv(Env):
             return 0.0, self.grade.reward_components()
         try:
             self.final_diff = await self.current_diff()
-        except _ChangeRefused as refused:  # the agent's doing: a wrong answer, decided in seconds
+        except ChangeRefused as refused:  # the agent's doing: a wrong answer, decided in seconds
             self.final_diff = ""
             self.grade = GradeResult(instance_id=task.instance_id, status="patch_failed", error=str(refused))
         except Exception as exc:  # noqa: BLE001 - a dead sandbox: infrastructure, not a wrong answer

@@ -10,7 +10,7 @@ import shlex
 import time
 import uuid
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -239,13 +239,18 @@ class GradingInfraError(SandboxError):
     answer; a rollout that meets it is an infrastructure failure (retried on resume, not trained on)."""
 
 
-def swe_reward(row: dict, diff: str, rollout: object = None) -> tuple[float, dict[str, float]]:
-    """The reward of a black-box agent's diff on an SWE task row, for `rollgym.run_agents` and `agent_rollout_func`:
-    `resolved` (0/1) and the grader's reward components, graded in a fresh container (needs Docker). A diff the
+def swe_reward(row: dict, diff: Any, rollout: object = None) -> tuple[float, dict[str, float]]:
+    """The reward of a black-box agent's diff (a string, or the `AgentDiff` of an agent run in its sandbox) on an SWE
+    task row, for `rollgym.run_agents` and `agent_rollout_func`: `resolved` (0/1) and the grader's reward components, graded in a fresh container (needs Docker). A diff the
     grader could not judge raises `GradingInfraError`."""
     from rollgym.envs.swe.task import parse_task
 
-    result = grade_patch(parse_task(row), diff if isinstance(diff, str) else "")
+    task = parse_task(row)
+    refused = getattr(diff, "refused", None)  # an agent run in its sandbox whose change was refused there
+    if refused:
+        result = GradeResult(instance_id=task.instance_id, status="patch_failed", error=str(refused))
+        return 0.0, result.reward_components()
+    result = grade_patch(task, diff if isinstance(diff, str) else str(getattr(diff, "diff", "") or ""))
     if result.infra_failure:
         raise GradingInfraError(f"grading {result.instance_id} failed ({result.status}): {result.error}")
     return float(result.resolved), result.reward_components()

@@ -102,10 +102,45 @@ def generate_cmd(
         help="sandboxes on this Docker daemon; repeat "
         "to spread them over several (sets $ROLLGYM_DOCKER_HOSTS for the run)",
     ),
+    agent: str | None = typer.Option(
+        None,
+        "--agent",
+        help="run this agent CLI in each task's sandbox, through a recording proxy, instead of rollgym's tool loop: "
+        "claude-code, codex, opencode, mini-swe-agent, aider (docs/agents.md)",
+    ),
+    agent_option: list[str] | None = typer.Option(
+        None,
+        "--agent-option",
+        help="KEY=VALUE for --agent (repeatable; VALUE as JSON when it parses), e.g. step_limit=4",
+    ),
 ) -> None:
     """Batch-generate rollouts to disk: resumable, one JSON line per rollout, with a summary."""
     if docker_host:  # in the environment, so workers and locally started Ray actors inherit it
         os.environ["ROLLGYM_DOCKER_HOSTS"] = ",".join(docker_host)
+    if agent is not None:
+        from rollgym.rollouts.cli.agents import agent_options, run_agent_batch
+
+        code = run_agent_batch(
+            agent=agent,
+            options=agent_options(agent_option, max_tokens),
+            env=env if env != "rollgym/Calculator-v0" else "rollgym/SWE-v0",
+            tasks=tasks,
+            model=model,
+            n=n,
+            concurrency=concurrency,
+            out=out,
+            resume=resume,
+            num_tasks=num_tasks,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout=timeout or None,
+            retry_errors=retry_errors,
+            tokenizer=tokenizer,
+            chat_template=chat_template,
+            engine_kwargs=parse_engine_args(engine_arg),
+            distributed=ray is not None or workers > 1,
+        )
+        raise typer.Exit(code)
     limits = Limits(
         max_turns=max_turns,
         max_tokens_per_turn=max_tokens,

@@ -248,9 +248,13 @@ def make_rollout_func(
 
 
 def agent_rollout_func(
-    agent: Agent,
+    agent: Agent | str,
     reward: Reward | None = None,
     *,
+    env: str = "rollgym/SWE-v0",
+    grade: bool = True,
+    sandbox: dict | None = None,
+    agent_options: dict | None = None,
     policy: Policy | str | None = None,
     concurrency: int = 8,
     timeout_s: float | None = None,
@@ -262,8 +266,13 @@ def agent_rollout_func(
 
     Without `policy`, the trainer's own generator (current weights) and `processing_class` serve the proxy
     (`policy_from_trainer`). `reward(row, output, rollout)` scores each outcome (e.g. an SWE grader on the
-    agent's diff); errored rows get reward None.
+    agent's diff); errored rows get reward None. `agent` may be a built-in agent's name (`claude-code`, `codex`,
+    `opencode`, `mini-swe-agent`, `aider`) or an `AgentSpec`: it then runs inside each task's sandbox of `env`
+    (`agent_options` for the agent, `sandbox` for its sandbox) and is graded by `env`'s grader unless `grade=False`.
     """
+    from rollgym.rollouts.agents.run import resolve
+
+    agent, reward = resolve(agent, env, reward, grade, sandbox, agent_options)
     to_task = task_from_prompt or _default_task_from_prompt
     state: dict[str, Any] = {"policy": policy_for_trainer(policy, chat_template)}
 

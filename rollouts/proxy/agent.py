@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.envs.core.tasks import task_id_of
+from rollgym.envs.sandbox import SandboxError
 from rollgym.errors import ProxyError, UsageError
 from rollgym.rollouts.core.generate import write_run
 from rollgym.rollouts.core.loop import env_failure_category
@@ -155,7 +156,10 @@ async def agent_rollouts(
             except TimeoutError:  # a thread-run agent keeps running; its later calls stay in the session
                 error = ErrorRecord(category="timeout", type="TimeoutError", message=f"the agent exceeded {timeout_s}s")
             except Exception as exc:  # noqa: BLE001 - a crashing agent is data, not a crashed batch
-                error = ErrorRecord(category="agent", type=type(exc).__name__, message=str(exc)[:2000])
+                # the agent's own failure, unless the error names its category (a timeout) or is its sandbox's
+                named = getattr(exc, "category", None) or isinstance(exc, SandboxError)
+                category = env_failure_category(exc) if named else "agent"
+                error = ErrorRecord(category=category, type=type(exc).__name__, message=str(exc)[:2000])
             rollout = pick_rollout(sess) or sess.error_rollout("agent", "the agent made no model calls")
             rollout.task_id, rollout.group_id = task_id, group
             if sample_indexes is not None:

@@ -1,0 +1,1 @@
+"""The agents rollgym ships: Claude Code, Codex, opencode, mini-swe-agent, Aider."""

@@ -1,0 +1,56 @@
+"""`run_agents` and `agent_rollout_func` that take an agent by name: the built-in agents (and registered ones) run in
+their task's sandbox and are graded by the environment's grader; a callable runs as it is (your own code)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from rollgym.engines.default_model import DEFAULT_MODEL
+from rollgym.errors import UsageError
+from rollgym.rollouts.agents.registry import as_agent
+from rollgym.rollouts.agents.sandboxed import SandboxedAgent
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.core.summary import RunSummary
+from rollgym.rollouts.proxy.agent import Reward
+from rollgym.rollouts.proxy.agent import run_agents as run_agent_callables
+
+SANDBOXED_ENVS = ("rollgym/SWE-v0",)
+
+
+def resolve(
+    agent: Any, env: str, reward: Reward | None, grade: bool, sandbox: dict | None, options: dict | None
+) -> tuple[Any, Reward | None]:
+    """The agent to run per row, and its reward: an agent by name or spec runs in the sandbox of `env`'s task and,
+    unless `grade=False` or another `reward` is given, is graded by that environment's grader."""
+    resolved = as_agent(agent, sandbox=sandbox, **(options or {}))
+    if isinstance(resolved, SandboxedAgent):
+        if env not in SANDBOXED_ENVS:
+            raise UsageError(f"agents run in the sandboxes of {', '.join(SANDBOXED_ENVS)}, not of {env!r}")
+        if reward is None and grade:
+            from rollgym.envs.swe import swe_reward
+
+            reward = swe_reward
+    return resolved, reward
+
+
+def run_agents(
+    agent: Any,
+    tasks: str | Iterable[dict] | None = None,
+    policy: Policy | str = DEFAULT_MODEL,
+    *,
+    out: str | Path,
+    env: str = "rollgym/SWE-v0",
+    reward: Reward | None = None,
+    grade: bool = True,
+    sandbox: dict | None = None,
+    agent_options: dict | None = None,
+    **kwargs: Any,
+) -> RunSummary:
+    """`agent` over a batch of `env`'s tasks, to disk (`rollgym.rollouts.proxy.run_agents`: resume, summary, Ctrl-C).
+    `agent`: a built-in agent's name (`claude-code`, `codex`, `opencode`, `mini-swe-agent`, `aider`) or an
+    `AgentSpec`, run in each task's sandbox with `agent_options` (model, max_output_tokens, timeout_s, ...) and
+    `sandbox` (SandboxConfig overrides); or a callable `agent(row, base_url, api_key)`, run as it is."""
+    resolved, reward = resolve(agent, env, reward, grade, sandbox, agent_options)
+    return run_agent_callables(resolved, tasks, policy, out=out, env=env, reward=reward, **kwargs)
