@@ -25,6 +25,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "tests/envs/swe/test_swe_hosts.py",
         "tests/envs/swe/test_swe_registry.py",
         "tests/envs/sandbox/test_sandbox_prepared.py",
+        "tests/rollouts/agents/test_agents_hosts.py",
     ),
 }
 #: the fixtures that hold each group's resource: a test using one must be in its group (checked at collection)

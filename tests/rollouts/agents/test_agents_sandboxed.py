@@ -175,3 +175,14 @@ def test_the_mounted_runtime_and_socket_are_all_the_sandbox_sees_of_the_host():
             skeleton = SandboxedAgent(spec).mounts(run_dir, user="1000:1000")[0]
             assert skeleton.target == "/root" and not [p for p in Path(skeleton.source).rglob("*") if p.is_file()]
     assert os.path.isfile(f"{python_runtime()}/bin/python3.11") or list(Path(python_runtime(), "bin").glob("python3*"))
+
+
+def test_a_binary_or_oversized_change_made_in_the_sandbox_is_refused_as_patch_failed(smollm, tmp_path, docker_engine):
+    binary = "ask('hello', 2)\nopen('blob.bin', 'wb').write(bytes(range(256)) * 4)\n"
+    oversized = "ask('hello', 2)\nopen('big.txt', 'w').write('x' * (3 * 2**20))\n"
+    rows = [load_bundled_tasks()[0].model_dump(mode="json")]
+    for name, script in (("binary", binary), ("oversized", oversized)):
+        rg.run_agents(ScriptAgent(script, timeout_s=300), rows, smollm, out=tmp_path / name)
+        (rollout,) = rg.read_rollouts(tmp_path / name / "rollouts.jsonl")
+        assert rollout.error is None and rollout.reward == 0.0, (name, rollout.error)
+        assert rollout.reward_components["patch_applied"] == 0.0 and rollout.reward_components["infra_failure"] == 0.0
