@@ -228,3 +228,60 @@ def test_claude_code_and_codex_in_sandboxes_through_the_rollgym_proxy_command(do
         rest = proc.communicate(timeout=60)[0] or ""
     log = "".join(lines) + rest  # the access log: one line per request, all through the sandboxes' gateways
     assert "POST /sessions/cc/v1/messages 200" in log and "POST /sessions/cx/v1/responses 200" in log
+
+
+@pytest.mark.loopback_probe  # a host port on every address, on purpose: the agent must not reach it
+def test_a_real_cli_steered_by_the_policy_to_escape_gets_nowhere(tool_tok, tmp_path, docker_engine):
+    """mini-swe-agent, the real CLI, runs what the (scripted) policy samples, in its sandbox: read a host file, write
+    into the host's home, connect to a host port and to the proxy's own, list the Docker socket, ask the gateway for
+    another session. Its observations, sent back through the proxy, show each fail; the host is unchanged."""
+    import socket
+    import uuid
+
+    from rollgym.engines.scripted import ScriptedEngine
+    from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
+
+    spec = _installed_or_skip("mini-swe-agent", step_limit=2, textbased=True, short_prompts=True, timeout_s=300)
+    marker = f"rollgym-steered-{uuid.uuid4().hex[:8]}"
+    secret, canary = tmp_path / "secret.txt", Path.home() / f"{marker}.txt"
+    secret.write_text(f"SECRET {uuid.uuid4().hex}")
+    listener = socket.socket()
+    listener.bind(("0.0.0.0", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    calls: list[int] = []
+
+    def policy(prompt, sampling):
+        calls.append(1)
+        if len(calls) == 1:
+            command = (
+                f"cat {secret}; echo {marker} > {canary}; ls -l /var/run/docker.sock; "
+                f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\" 2>&1 | tail -1; "
+                f"python3 -c \"import socket; socket.create_connection(('{proxy_port[0]}'.split(':')[0], "
+                f"int('{proxy_port[0]}'.split(':')[1])), 3)\" 2>&1 | tail -1; "
+                "python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:4010/sessions/other/v1/models')\""
+                " 2>&1 | tail -1"
+            )
+            text = f"```bash\n{command}\n```"
+        else:
+            text = "```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
+        return tool_tok.encode(text) + [tool_tok.end_of_turn_id]
+
+    proxy_port: list[str] = []
+    proxy = RecordingProxy(
+        rg.Policy(engine=ScriptedEngine(policy), tokenizer=tool_tok), settings=ProxySettings(default_max_tokens=400)
+    )
+    try:
+        with proxy.in_thread():
+            proxy_port.append(f"127.0.0.1:{proxy.port}")
+            sess = proxy.session()
+            row = load_bundled_tasks()[0].model_dump(mode="json")
+            asyncio.run(SandboxedAgent(spec)(row, sess.base_url, None))
+    finally:
+        listener.close()
+    assert len(sess.calls) >= 2 and not sess.errors
+    observation = sess.calls[1].request_messages[-1]["content"]
+    assert "SECRET" not in observation and not canary.exists(), observation  # the host's file unread, home untouched
+    assert "No such file" in observation and "docker.sock" in observation, observation
+    assert observation.count("ConnectionRefusedError") >= 2, observation  # the host port and the proxy's, both closed
+    assert "HTTP Error 403" in observation, observation  # another session, refused by its gateway
