@@ -99,7 +99,9 @@ async def main(rounds: int, names: list[str]) -> None:
     row = load_bundled_tasks()[0].model_dump(mode="json")
     t0 = time.monotonic()
     subprocess.run(["bash", str(ROOT / ".ci" / "agents-up")], capture_output=True, check=False)
-    print(f".ci/agents-up on the installed cache: {(time.monotonic() - t0) * 1000:.0f} ms (a second run installs nothing)")
+    print(
+        f".ci/agents-up on the installed cache: {(time.monotonic() - t0) * 1000:.0f} ms (a second run installs nothing)"
+    )
     print(f"{'agent':<15} {'where':<8} {'first request s (p50)':>22} {'whole run s (p50)':>18}")
     async with proxy:
         for name in names:

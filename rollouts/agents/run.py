@@ -9,12 +9,15 @@ from typing import Any
 
 from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.errors import UsageError
+from rollgym.rollouts.agents.jobs import AgentJobs
 from rollgym.rollouts.agents.registry import as_agent
 from rollgym.rollouts.agents.sandboxed import SandboxedAgent
+from rollgym.rollouts.core.generate import generate
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.core.summary import RunSummary
 from rollgym.rollouts.proxy.agent import Reward
 from rollgym.rollouts.proxy.agent import run_agents as run_agent_callables
+from rollgym.rollouts.proxy.store import ProxySettings
 
 SANDBOXED_ENVS = ("rollgym/SWE-v0",)
 
@@ -46,11 +49,61 @@ def run_agents(
     grade: bool = True,
     sandbox: dict | None = None,
     agent_options: dict | None = None,
-    **kwargs: Any,
+    n: int = 1,
+    concurrency: int = 8,
+    timeout_s: float | None = None,
+    settings: ProxySettings | None = None,
+    num_tasks: int | None = None,
+    resume: bool = False,
+    retry_errors: bool = True,
+    console: Any = None,
+    ray: Any = None,
+    workers: int = 1,
 ) -> RunSummary:
-    """`agent` over a batch of `env`'s tasks, to disk (`rollgym.rollouts.proxy.run_agents`: resume, summary, Ctrl-C).
-    `agent`: a built-in agent's name (`claude-code`, `codex`, `opencode`, `mini-swe-agent`, `aider`) or an
-    `AgentSpec`, run in each task's sandbox with `agent_options` (model, max_output_tokens, timeout_s, ...) and
-    `sandbox` (SandboxConfig overrides); or a callable `agent(row, base_url, api_key)`, run as it is."""
+    """`agent` over a batch of `env`'s tasks, `n` runs per task, to `out/rollouts.jsonl` with `out/summary.json`
+    (resume, Ctrl-C, the viewer, as `rollgym.generate`). `agent`: a built-in agent's name (`claude-code`, `codex`,
+    `opencode`, `mini-swe-agent`, `aider`) or an `AgentSpec`, run in each task's sandbox with `agent_options` (model,
+    max_output_tokens, timeout_s, ...) and `sandbox` (SandboxConfig overrides), each run on its own session of a
+    recording proxy (`settings`), graded by `env`'s grader unless `reward` or `grade=False` says otherwise; on Ray
+    actors with `ray`/`workers` as `generate` takes them (each actor serves its own proxy). Or a callable
+    `agent(row, base_url, api_key)`, run as it is (`rollgym.rollouts.proxy.run_agents`; not on Ray)."""
     resolved, reward = resolve(agent, env, reward, grade, sandbox, agent_options)
-    return run_agent_callables(resolved, tasks, policy, out=out, env=env, reward=reward, **kwargs)
+    if not isinstance(resolved, SandboxedAgent):
+        if ray is not None or workers != 1:
+            raise UsageError(
+                "a callable agent runs in this process: pass a built-in agent's name or an AgentSpec for Ray"
+            )
+        return run_agent_callables(
+            resolved,
+            tasks,
+            policy,
+            out=out,
+            env=env,
+            reward=reward,
+            n=n,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            settings=settings,
+            num_tasks=num_tasks,
+            resume=resume,
+            retry_errors=retry_errors,
+            console=console,
+        )
+    jobs = AgentJobs(
+        resolved.spec, reward=reward, settings=settings, sandbox=sandbox, timeout_s=timeout_s
+    )  # the spec as resolved: built once, with its options
+    return generate(
+        env,
+        policy,
+        out=out,
+        tasks=list(tasks) if tasks is not None and not isinstance(tasks, str) else tasks,
+        num_tasks=num_tasks,
+        n=n,
+        concurrency=concurrency,
+        resume=resume,
+        console=console,
+        retry_errors=retry_errors,
+        ray=ray,
+        workers=workers,
+        job_runner=jobs,
+    )

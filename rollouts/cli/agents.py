@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from rollgym.errors import RollgymError
+from rollgym.errors import ClusterLostError, WorkerError
 from rollgym.rollouts.cli.generate import infra_verdict, print_summary
 from rollgym.rollouts.core.output import OutputExistsError
 from rollgym.rollouts.core.policy import Policy
@@ -49,7 +49,8 @@ def run_agent_batch(
     tokenizer: Any = None,
     chat_template: str | None = None,
     engine_kwargs: dict | None = None,
-    distributed: bool = False,
+    ray: Any = None,
+    workers: int = 1,
 ) -> int:
     """The `--agent` job; the exit codes of `rollgym generate` (0, 1 all infrastructure, 2 setup, 130/143)."""
     from rollgym.rollouts.agents.run import resolve, run_agents
@@ -57,14 +58,13 @@ def run_agent_batch(
 
     console = Console(stderr=True)
     try:
-        if distributed:
-            raise RollgymError("--agent runs its sandboxes from this process: drop --ray and --workers")
         resolve(agent, env, None, True, None, options)  # an unknown or missing agent, or another env: said now
         rows = load_tasks(env, tasks, num_tasks=num_tasks)
         policy = Policy(
             model, tokenizer=tokenizer, chat_template=chat_template, log=console.print, engine_kwargs=engine_kwargs
         )
-        policy.engine  # noqa: B018 - a model that cannot load fails here
+        if ray is None:
+            policy.engine  # noqa: B018 - a model that cannot load fails here (Ray actors build their own)
     except Exception as exc:  # noqa: BLE001 - a setup error: said in one line, exit 2
         console.print(f"[red]error:[/red] {exc}")
         return 2
@@ -84,12 +84,17 @@ def run_agent_batch(
             retry_errors=retry_errors,
             console=console,
             agent_options=options,
+            ray=ray,
+            workers=workers,
         )
     except KeyboardInterrupt as exc:
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         console.print(f"[yellow]{what}[/yellow]: finished rollouts are in {out}/rollouts.jsonl; rerun with --resume")
         return exit_code(exc)
-    except OutputExistsError as exc:
+    except ClusterLostError as exc:  # the finished rollouts are written; the rest were not run
+        console.print(f"[red]error:[/red] {exc}")
+        return 1
+    except (OutputExistsError, WorkerError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
     print_summary(summary, console)

@@ -138,7 +138,8 @@ def generate_cmd(
             tokenizer=tokenizer,
             chat_template=chat_template,
             engine_kwargs=parse_engine_args(engine_arg),
-            distributed=ray is not None or workers > 1,
+            ray=ray_options(ray, ray_resource, max_retries, workers),
+            workers=workers,
         )
         raise typer.Exit(code)
     limits = Limits(

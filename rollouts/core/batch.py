@@ -13,6 +13,7 @@ from rollgym.limits import Limits
 from rollgym.rollouts.core.jobs import (
     EnvFactory,
     Executor,
+    JobRunner,
     RolloutJob,
     RunSpec,
     executor_for,
@@ -41,6 +42,7 @@ async def run_rollouts(
     keep: bool = True,
     ray: Any = None,
     executor: Executor | None = None,
+    job_runner: JobRunner | None = None,
 ) -> list[Rollout]:
     """Run `n` rollouts per task with at most `concurrency` environments alive; return them in task order.
 
@@ -53,6 +55,7 @@ async def run_rollouts(
     actors on a local Ray instance. Each actor builds its own engine from the policy's spec (a network
     engine such as a vLLM server is shared). `executor` runs them on any `Executor` instead. `keep=False`
     returns nothing and keeps nothing (long offline runs stream through `on_result` in constant memory).
+    `job_runner` runs each job instead of the rollout loop (agent CLIs in their sandboxes: `rollgym.run_agents`).
     """
     if n < 1 or concurrency < 1 or workers < 1:
         raise UsageError("n, concurrency and workers must be >= 1")
@@ -70,7 +73,13 @@ async def run_rollouts(
             on_result(rollout)
 
     spec = RunSpec(
-        env=env, policy=policy, limits=limits, sampling=sampling, group_prefix=group_prefix, env_kwargs=env_kwargs
+        env=env,
+        policy=policy,
+        limits=limits,
+        sampling=sampling,
+        group_prefix=group_prefix,
+        env_kwargs=env_kwargs,
+        job_runner=job_runner,
     )
     distinct = list({job.task_id: job.task for job in jobs}.values())
     unprepared = await asyncio.to_thread(prepare_tasks, env, distinct, env_kwargs) if jobs else {}

@@ -115,6 +115,7 @@ async def generate_to_dir(
     workers: int = 1,
     retry_errors: bool = True,
     ray: Any = None,
+    job_runner: Any = None,
 ) -> RunSummary:
     """Run n rollouts per task into `out/rollouts.jsonl` (`write_run`); return the summary."""
 
@@ -133,6 +134,7 @@ async def generate_to_dir(
             workers=workers,
             ray=ray,
             keep=False,
+            job_runner=job_runner,
         )  # the file holds them: constant memory
 
     return await write_run(out, tasks, n, produce, resume=resume, retry_errors=retry_errors, console=console)
@@ -155,6 +157,7 @@ def generate(
     env_kwargs: dict | None = None,
     retry_errors: bool = True,
     ray: Any = None,
+    job_runner: Any = None,
 ) -> RunSummary:
     """Batch-generate rollouts to `out/rollouts.jsonl` (resumable: `resume=True` skips what is there) and
     write `out/summary.json`; return the summary (a `RunSummary`). What `rollgym generate` runs.
@@ -162,7 +165,8 @@ def generate(
     On resume, rollouts that failed on infrastructure (engine, sandbox, internal errors) run again unless
     `retry_errors=False`; the agent's own failures never do. `workers` and `ray` as in `run_rollouts` (Ray
     actors). `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
-    environment's own `default_tasks`); `env_kwargs` go to the environment's constructor. Call it from
+    environment's own `default_tasks`); `env_kwargs` go to the environment's constructor; `job_runner` runs each job
+    instead of the rollout loop (`rollgym.run_agents` runs agent CLIs this way). Call it from
     synchronous code: it runs its own event loop, so an engine the policy builds for it is closed when it
     returns (the policy builds another on its next use).
     """
@@ -187,6 +191,7 @@ def generate(
                     env_kwargs=env_kwargs,
                     retry_errors=retry_errors,
                     ray=ray,
+                    job_runner=job_runner,
                 )
 
     return asyncio.run(run())

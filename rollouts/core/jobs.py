@@ -51,6 +51,15 @@ class RunSpec:
     sampling: SamplingParams
     group_prefix: str = ""
     env_kwargs: dict | None = None
+    job_runner: JobRunner | None = None  # runs each job instead of the rollout loop (an agent CLI: agents/jobs.py)
+
+
+class JobRunner(Protocol):
+    """Runs one job its own way (picklable: Ray actors get a copy); `close` frees what it opened in this process."""
+
+    async def __call__(self, job: RolloutJob, spec: RunSpec) -> Rollout: ...
+
+    async def close(self) -> None: ...
 
 
 class Executor(Protocol):
@@ -121,6 +130,13 @@ def sample_seed(seed: int | None, task_index: int, sample_index: int) -> int | N
 async def run_job(factory: EnvFactory, env_id: str, job: RolloutJob, spec: RunSpec) -> Rollout:
     """One (task, sample): a fresh environment, one episode, its seed derived from the pair; never raises (but on cancel)."""
     group = f"{spec.group_prefix}{job.task_id}"
+    if spec.job_runner is not None:
+        try:
+            rollout = await spec.job_runner(job, spec)
+        except Exception as exc:  # noqa: BLE001 - a runner that fails is one errored rollout, not a crashed batch
+            rollout = failed_job(job, env_id, spec.group_prefix, exc)
+        rollout.task_id = job.task_id
+        return rollout
     try:
         instance = factory()
     except Exception as exc:  # noqa: BLE001 - a broken factory is one errored rollout, not a crashed batch
@@ -163,9 +179,13 @@ class LocalExecutor:
                 rollout = await run_job(factory, env_id, job, spec)
                 on_result(job.task_index, job.sample_index, rollout)
 
-        async with asyncio.TaskGroup() as group:
-            for job in jobs:
-                group.create_task(one(job))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for job in jobs:
+                    group.create_task(one(job))
+        finally:
+            if spec.job_runner is not None:
+                await spec.job_runner.close()
 
 
 #: Executors a call asks for by name, as "module:callable" loaded on first use; the callable takes (ray, workers),

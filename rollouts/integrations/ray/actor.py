@@ -230,4 +230,6 @@ class RolloutActor:
             self._shared = None
         if self._spec is not None:
             spec, self._spec = self._spec, None
+            if spec.run.job_runner is not None:  # e.g. the recording proxy an agent runner started here
+                await spec.run.job_runner.close()
             await spec.run.policy.aclose()
