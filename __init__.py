@@ -60,7 +60,7 @@ _LAZY = {
     "write_viewer": "rollgym.rollouts.view",
     # agents
     "RecordingProxy": "rollgym.rollouts.proxy",
-    "SubprocessAgent": "rollgym.rollouts.proxy",
+    "CommandAgent": "rollgym.rollouts.agents",
     "run_agents": "rollgym.rollouts.agents.run",
     "AgentSpec": "rollgym.rollouts.agents",
     "register_agent": "rollgym.rollouts.agents",
@@ -91,7 +91,7 @@ __all__ = [
     "SamplingParams",
     "SandboxError",
     "StepInfo",
-    "SubprocessAgent",
+    "CommandAgent",
     "TokenizationError",
     "ToolCallRecord",
     "Turn",
@@ -147,7 +147,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
     from rollgym.envs import register_env as register
     from rollgym.envs.swe import swe_reward
     from rollgym.limits import Limits
-    from rollgym.rollouts.agents import AgentSpec, register_agent
+    from rollgym.rollouts.agents import AgentSpec, CommandAgent, register_agent
     from rollgym.rollouts.agents.run import run_agents
     from rollgym.rollouts.core.batch import run_rollouts
     from rollgym.rollouts.core.generate import generate
@@ -165,6 +165,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
         policy_from_trainer,
     )
     from rollgym.rollouts.integrations.trl_vllm_cpu import patch_trl_for_vllm_cpu
-    from rollgym.rollouts.proxy import RecordingProxy, SubprocessAgent
+    from rollgym.rollouts.proxy import RecordingProxy
     from rollgym.rollouts.view import write_viewer
     from rollgym.tokenization import ChatTokenizer

@@ -27,6 +27,7 @@ from rollgym.envs.swe.editor import EditorError, StrReplaceEditor
 from rollgym.envs.swe.grading import GradeResult, grade_patch
 from rollgym.envs.swe.images import ensure_task_image, task_image_name
 from rollgym.envs.swe.task import SWETask, load_bundled_tasks, parse_task
+from rollgym.errors import RollgymError
 
 SYSTEM_PROMPT = """You are a software engineer fixing an issue in the repository at {workdir}.
 Tools: `bash` runs one command in a fresh shell at {workdir} (no interactive programs; state persists only \
@@ -48,7 +49,7 @@ class GradingFailed(SandboxError):
     rollout carries this error, so a trainer drops it rather than training on a reward of 0."""
 
 
-class ChangeRefused(Exception):
+class ChangeRefused(RollgymError):
     """The agent's change is refused before grading (its failure: `patch_failed`): oversized, or binary."""
 
 

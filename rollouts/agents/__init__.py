@@ -6,6 +6,7 @@ SandboxedAgent   the spec's CLI on a task row, in the row's sandbox: `await agen
 AGENTS           the built-in agents by name: claude-code, codex, opencode, mini-swe-agent, aider
 """
 
+from rollgym.rollouts.agents.command import CommandAgent
 from rollgym.rollouts.agents.registry import AGENTS, agent_spec, as_agent, register_agent
 from rollgym.rollouts.agents.sandboxed import AgentDiff, AgentFailed, AgentTimedOut, SandboxedAgent
 from rollgym.rollouts.agents.spec import AgentRun, AgentSpec, agents_cache
@@ -17,6 +18,7 @@ __all__ = [
     "AgentRun",
     "AgentSpec",
     "AgentTimedOut",
+    "CommandAgent",
     "SandboxedAgent",
     "agent_spec",
     "agents_cache",

@@ -1,7 +1,7 @@
 """A recording OpenAI-compatible proxy: black-box agents talk to `/sessions/{id}/v1`, rollgym records
 token-exact trajectories (exact ids and logprobs per call, one `Rollout` per segment)."""
 
-from rollgym.rollouts.proxy.agent import SubprocessAgent, agent_rollouts, run_agents
+from rollgym.rollouts.proxy.agent import agent_rollouts, run_agents
 from rollgym.rollouts.proxy.app import create_app
 from rollgym.rollouts.proxy.errors import APIError, ProxyError
 from rollgym.rollouts.proxy.server import RecordingProxy
@@ -16,7 +16,6 @@ __all__ = [
     "ProxySession",
     "ProxySettings",
     "RecordingProxy",
-    "SubprocessAgent",
     "agent_rollouts",
     "create_app",
     "run_agents",

@@ -2,8 +2,9 @@
 list of rows; `run_agents` runs a batch to disk as `rollgym.generate` does (resume, summary, Ctrl-C); for TRL,
 `rollgym.rollouts.integrations.trl.agent_rollout_func`.
 
-`agent(row, base_url, api_key)` may be a function (run in a thread, so it may block), an async function,
-or a `SubprocessAgent` (any program that reads OPENAI_BASE_URL / OPENAI_API_KEY). A crashing or timed-out
+`agent(row, base_url, api_key)` may be a function (run in a thread, so it may block) or an async function: your
+own code, run as it is (agent CLIs and other programs a policy steers run in their task's sandbox:
+`rollgym.rollouts.agents`). A crashing or timed-out
 agent yields an errored rollout (category "agent"), never a crashed batch. When a session has several
 segments (the agent rewrote its history), the row's rollout is the segment with the most calls (the latest on
 ties); every segment stays available to the caller (`sessions_out`).
@@ -13,18 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
-import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.sandbox import SandboxError
-from rollgym.errors import ProxyError, UsageError
+from rollgym.errors import UsageError
 from rollgym.rollouts.core.generate import write_run
 from rollgym.rollouts.core.loop import env_failure_category
 from rollgym.rollouts.core.policy import Policy, as_policy
@@ -39,67 +36,6 @@ from rollgym.rollouts.proxy.store import ProxySettings
 Agent = Callable[[dict, str, "str | None"], Any]
 #: reward(row, agent_output, rollout) -> float, or (float, {component: float}); may be async.
 Reward = Callable[[dict, Any, Rollout], Any]
-
-
-class AgentFailed(ProxyError):
-    """The agent process exited with an error."""
-
-
-class SubprocessResult(BaseModel):
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-class SubprocessAgent:
-    """Run a command per row with the session's endpoint in its environment and the row as JSON on stdin.
-
-    Sets OPENAI_BASE_URL and OPENAI_API_BASE (read by the openai client and LiteLLM) and OPENAI_API_KEY.
-    `argv` may be a function of (row, base_url, api_key) for per-row arguments. A non-zero exit raises
-    `AgentFailed` when `check` is set; on timeout the process is killed.
-    """
-
-    def __init__(
-        self,
-        argv: Sequence[str] | Callable[[dict, str, str | None], Sequence[str]],
-        *,
-        cwd: str | None = None,
-        env: dict[str, str] | None = None,
-        timeout_s: float | None = None,
-        check: bool = True,
-    ) -> None:
-        self.argv, self.cwd, self.env, self.timeout_s, self.check = argv, cwd, env, timeout_s, check
-
-    async def __call__(self, row: dict, base_url: str, api_key: str | None) -> SubprocessResult:
-        argv = list(self.argv(row, base_url, api_key) if callable(self.argv) else self.argv)
-        env = {
-            **os.environ,
-            **(self.env or {}),
-            "OPENAI_BASE_URL": base_url,
-            "OPENAI_API_BASE": base_url,
-            "OPENAI_API_KEY": api_key or "rollgym",
-        }
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=self.cwd,
-            env=env,
-        )
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(json.dumps(row, default=str).encode()), self.timeout_s)
-        except BaseException:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-            raise
-        result = SubprocessResult(
-            returncode=proc.returncode or 0, stdout=out.decode(errors="replace"), stderr=err.decode(errors="replace")
-        )
-        if self.check and result.returncode != 0:
-            raise AgentFailed(f"{argv[0]} exited with {result.returncode}: {result.stderr[-1500:]}")
-        return result
 
 
 async def _call(fn: Callable, *args: Any) -> Any:

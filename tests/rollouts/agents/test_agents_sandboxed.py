@@ -186,3 +186,25 @@ def test_a_binary_or_oversized_change_made_in_the_sandbox_is_refused_as_patch_fa
         (rollout,) = rg.read_rollouts(tmp_path / name / "rollouts.jsonl")
         assert rollout.error is None and rollout.reward == 0.0, (name, rollout.error)
         assert rollout.reward_components["patch_applied"] == 0.0 and rollout.reward_components["infra_failure"] == 0.0
+
+
+def test_any_program_that_speaks_the_openai_api_runs_in_the_sandbox(smollm, tmp_path, docker_engine):
+    """`rg.CommandAgent(argv)`: the program in the task's sandbox, its session's endpoint in OPENAI_BASE_URL and
+    OPENAI_API_KEY, the row as JSON on stdin; a program that fails is the rollout's `agent` error."""
+    from agent_support import PYTHON
+
+    script = (
+        "import json, os, sys, urllib.request; row = json.load(sys.stdin); "
+        "body = {'model': 'm', 'messages': [{'role': 'user', 'content': row['problem_statement'][:200]}], 'max_tokens': 4}; "
+        "req = urllib.request.Request(os.environ['OPENAI_BASE_URL'] + '/chat/completions', json.dumps(body).encode(), "
+        "{'content-type': 'application/json', 'authorization': 'Bearer ' + os.environ['OPENAI_API_KEY']}); "
+        "print(json.load(urllib.request.urlopen(req))['choices'][0]['message']['content'])"
+    )
+    rows = [load_bundled_tasks()[0].model_dump(mode="json")]
+    rg.run_agents(rg.CommandAgent([PYTHON, "-I", "-c", script]), rows, smollm, out=tmp_path / "ok")
+    (rollout,) = rg.read_rollouts(tmp_path / "ok" / "rollouts.jsonl")
+    assert rollout.error is None and len(rollout.turns) == 1 and rollout.token_exact
+    assert rollout.reward == 0.0 and rollout.reward_components["infra_failure"] == 0.0  # graded: nothing fixed
+    rg.run_agents(rg.CommandAgent([PYTHON, "-I", "-c", "import sys; sys.exit(3)"]), rows, smollm, out=tmp_path / "bad")
+    (failed,) = rg.read_rollouts(tmp_path / "bad" / "rollouts.jsonl")
+    assert failed.error is not None and failed.error.category == "agent" and "exited with 3" in failed.error.message

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import openai
 import pytest
@@ -11,7 +10,6 @@ import pytest
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.integrations.trl import agent_rollout_func
-from rollgym.rollouts.proxy import SubprocessAgent
 
 
 def sync_agent(row, base_url, api_key):
@@ -76,32 +74,6 @@ def test_a_crashing_agent_is_an_errored_row_not_a_crashed_batch(engine, ptok):
         bad.error.category == "agent" and "fell over" in bad.error.message and bad.turns
     )  # its call is still recorded
     assert env_reward(reward=cols["reward"], rollgym_error=cols["rollgym_error"]) == [1.0, None]
-
-
-def test_subprocess_agent_gets_the_session_endpoint(engine, ptok):
-    script = (
-        "import json, os, sys, openai; row = json.load(sys.stdin); "
-        "c = openai.OpenAI(); "  # reads OPENAI_BASE_URL and OPENAI_API_KEY
-        "r = c.chat.completions.create(model='m', messages=[{'role': 'user', 'content': row['question']}]); "
-        "print(r.choices[0].message.content)"
-    )
-    agent = SubprocessAgent([sys.executable, "-c", script], timeout_s=60)
-    func = agent_rollout_func(
-        agent, lambda row, out, r: float(out.stdout.strip() == "42"), policy=Policy(engine=engine, tokenizer=ptok)
-    )
-    cols = func([json.dumps({"task_id": "s", "question": "?"})], None)
-    assert cols["reward"] == [1.0] and len(func.last_rollouts[0].turns) == 1
-
-
-def test_agent_without_calls_or_failing_process(engine, ptok):
-    agent = SubprocessAgent([sys.executable, "-c", "import sys; sys.exit(3)"])
-    func = agent_rollout_func(agent, policy=Policy(engine=engine, tokenizer=ptok))
-    cols = func([json.dumps({"task_id": "s"})], None)
-    (r,) = func.last_rollouts
-    assert r.error.category == "agent" and "exited with 3" in r.error.message
-    assert cols["completion_ids"] == [
-        [ptok.hf.pad_token_id if ptok.hf.pad_token_id is not None else ptok.end_of_turn_id]
-    ]
 
 
 def test_concurrency_is_bounded(engine, ptok):
