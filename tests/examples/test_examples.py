@@ -94,3 +94,19 @@ def test_proxy_agent_records_the_call(tmp_path):
 def test_train_grpo_one_step(tmp_path):
     out = run("train_grpo.py", tmp_path, "1", timeout=1500)
     assert "TrainOutput(global_step=1," in out, out[-2000:]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_run_agent_example_runs_a_built_in_agent_in_its_sandbox(tmp_path, docker_engine):
+    from rollgym.errors import UsageError
+    from rollgym.rollouts.agents import agent_spec
+
+    try:
+        agent_spec("mini-swe-agent").executable()
+    except UsageError as exc:
+        print(f"{exc}; skipping the example's real run")
+        pytest.skip(str(exc))
+    out = run("agents/run_agent.py", tmp_path, "--agent", "mini-swe-agent", "--option", "step_limit=1")
+    assert "task inflection__ordinal-teens" in out and "reward mean" in out
+    assert (tmp_path / "runs" / "mini-swe-agent" / "rollouts.jsonl").is_file()
