@@ -12,6 +12,7 @@ changes are refused as `patch_failed`), and handed to the reward, which grades i
 from __future__ import annotations
 
 import shlex
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -68,6 +69,24 @@ def python_runtime() -> str:
     return prefix
 
 
+def check_local_hosts(docker_host: Any) -> None:
+    """`UsageError` unless every Docker host the sandboxes may go to runs on this machine: their mounts (the agent's
+    install, the proxy socket) are this machine's paths. Several machines: one Ray actor, with its own proxy, per
+    machine (`ray=`, `--ray`)."""
+    from rollgym.envs.sandbox.daemon import configured_hosts
+
+    here = {"localhost", "127.0.0.1", "::1", "[::1]", socket.gethostname(), socket.getfqdn()}
+    for address in configured_hosts(docker_host):
+        if address.startswith(("unix://", "npipe://")) or "://" not in address:
+            continue
+        host = urlsplit(address).hostname or ""
+        if host not in here:
+            raise UsageError(
+                f"agents run in sandboxes on Docker hosts of this machine (their install and proxy socket are mounted "
+                f"from here), not on {address}: for several machines run one Ray actor per machine (ray=, --ray)"
+            )
+
+
 def container_url(session_url: str, port: int = PORT) -> str:
     """The session's URL as the agent in the sandbox reaches it: the same path on the container's loopback."""
     parts = urlsplit(session_url)
@@ -110,6 +129,7 @@ class SandboxedAgent:
 
     async def __call__(self, row: dict, base_url: str, api_key: str | None) -> AgentDiff:
         task = parse_task(row)
+        check_local_hosts({**self.sandbox_overrides, **task.sandbox}.get("docker_host"))
         user = {**task.default_sandbox(), **self.sandbox_overrides, **task.sandbox}.get("user")
         with tempfile.TemporaryDirectory(prefix="rollgym-agent-") as run_dir:
             gateway = SessionGateway(base_url, f"{run_dir}/socket/proxy.sock", api_key)

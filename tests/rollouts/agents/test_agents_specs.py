@@ -191,3 +191,12 @@ def test_the_relay_carries_the_agents_connections_to_the_socket_and_returns_its_
     code, out = asyncio.run(main())
     assert code == 7 and '"path": "/sessions/mine/v1/models"' in out
     assert Path(FORWARD).read_text().count("import ") < 10  # standard library only: it runs on any mounted Python
+
+
+def test_sandboxes_on_another_machine_are_refused_with_the_way_to_get_there():
+    from rollgym.rollouts.agents.sandboxed import check_local_hosts
+
+    for address in ("unix:///var/run/docker.sock", "ssh://root@127.0.0.1", "tcp://localhost:2375", None):
+        check_local_hosts(address)
+    with pytest.raises(UsageError, match="not on ssh://gpu-node-7: for several machines run one Ray actor per machine"):
+        check_local_hosts(["unix:///var/run/docker.sock", "ssh://gpu-node-7"])
