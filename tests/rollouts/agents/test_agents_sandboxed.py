@@ -30,15 +30,15 @@ from rollgym.rollouts.agents.sandboxed import python_runtime
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def _listening() -> set[tuple[str, str]]:
-    """The host's listening TCP sockets (local address, inode), from /proc."""
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A":  # LISTEN
-                found.add((fields[1], fields[9]))
-    return found
+def _listening() -> set[tuple[str, int]]:
+    """The host's listening TCP sockets held by this test process or a process it started (other tests run beside
+    it, in other processes, and open their own)."""
+    from loopback_support import _ancestors, listeners, owners
+
+    found = listeners()
+    held = owners({item.inode for item in found})
+    mine = {inode for inode, pid in held.items() if pid == os.getpid() or os.getpid() in _ancestors(pid)}
+    return {(item.host, item.port) for item in found if item.inode in mine}
 
 
 def _processes(marker: str) -> list[str]:
