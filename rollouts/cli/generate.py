@@ -44,7 +44,9 @@ def ray_options(address: str | None, resources: list[str] | None, max_retries: i
 
 
 def generate_cmd(
-    env: str = typer.Option("rollgym/Calculator-v0", "--env", help="registered environment id"),
+    env: str | None = typer.Option(
+        None, "--env", help="registered environment id [default: rollgym/Calculator-v0; with --agent rollgym/SWE-v0]"
+    ),
     tasks: str | None = typer.Option(
         None, "--tasks", help="JSONL file, datasets directory, `bundled` (SWE), or omitted: the env's own tasks"
     ),
@@ -117,13 +119,14 @@ def generate_cmd(
     """Batch-generate rollouts to disk: resumable, one JSON line per rollout, with a summary."""
     if docker_host:  # in the environment, so workers and locally started Ray actors inherit it
         os.environ["ROLLGYM_DOCKER_HOSTS"] = ",".join(docker_host)
+    env = env or ("rollgym/SWE-v0" if agent is not None else "rollgym/Calculator-v0")
     if agent is not None:
         from rollgym.rollouts.cli.agents import agent_options, run_agent_batch
 
         code = run_agent_batch(
             agent=agent,
             options=agent_options(agent_option, max_tokens),
-            env=env if env != "rollgym/Calculator-v0" else "rollgym/SWE-v0",
+            env=env,
             tasks=tasks,
             model=model,
             n=n,
