@@ -1,6 +1,8 @@
 """`rollgym generate --workers 2 --docker-host A --docker-host B`, end to end: SWE rollouts with the real SmolLM2 on
 two Ray actors whose sandboxes spread over two real Docker daemons, the second reached over ssh (a real sshd,
-`.ci/docker-up --ssh`), interrupted, then resumed. Each daemon's own event log says which containers it created."""
+`.ci/docker-up --ssh`), interrupted, then resumed. Each daemon is asked which of the run's containers it holds, all
+along the run (its event log keeps only its last 256 events, which other tests' containers on the machine's own
+daemon can push out)."""
 
 from __future__ import annotations
 
@@ -8,34 +10,42 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
 import pytest
 from docker2_support import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh
 
-from rollgym.envs.sandbox import DEFAULT_HOST, client_for, list_containers
+from rollgym.envs.sandbox import DEFAULT_HOST, list_containers
 from rollgym.rollouts.core.output import read_rollouts
 
 pytestmark = pytest.mark.docker
 
 
-def created(host: str, run_id: str, since: int) -> int:
-    """Containers of the run that `host`'s daemon created since `since`, from its event log."""
-    events = client_for(host).events(
-        since=since,
-        until=int(time.time()) + 1,
-        decode=True,
-        filters={"type": "container", "event": "create", "label": f"rollgym.run_id={run_id}"},
-    )
-    return sum(1 for _ in events)
+class Seen(threading.Thread):
+    """The run's containers each daemon held at any moment while it runs (sandboxes live for a whole rollout)."""
+
+    def __init__(self, run_id: str, hosts: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.run_id, self.hosts, self.done = run_id, hosts, threading.Event()
+        self.names: dict[str, set[str]] = {h: set() for h in hosts}
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            for host in self.hosts:
+                try:
+                    self.names[host].update(list_containers(self.run_id, host))
+                except Exception:  # noqa: BLE001 - a daemon busy for a moment: asked again 0.1 s later
+                    pass
+            time.sleep(0.1)
 
 
 def test_generate_on_ray_actors_spreads_sandboxes_over_a_local_and_an_ssh_host(docker_engine, base_image, tmp_path):
     """Ctrl-C once sandboxes run on both hosts: exit 130 and no container left on either daemon; `--resume` then
     completes the run, with sandboxes on both."""
     start_docker2_ssh()
-    run_id, since = f"rayhosts-{uuid.uuid4().hex[:8]}", int(time.time()) - 1
+    run_id = f"rayhosts-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id, "PATH": f"{SSH_BIN}:{os.environ['PATH']}"}
     out = tmp_path / "run"
     cmd = [
@@ -67,6 +77,8 @@ def test_generate_on_ray_actors_spreads_sandboxes_over_a_local_and_an_ssh_host(d
         str(out),
     ]
     both = [DEFAULT_HOST, DOCKER2]  # the second daemon asked over its own socket, not through ssh
+    seen = Seen(run_id, both)
+    seen.start()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not all(list_containers(run_id, h) for h in both):
@@ -81,6 +93,8 @@ def test_generate_on_ray_actors_spreads_sandboxes_over_a_local_and_an_ssh_host(d
     rows = list(read_rollouts(out / "rollouts.jsonl"))
     assert len({r.key for r in rows}) == len(rows) == 4
     assert [r.error.message for r in rows if r.error is not None and r.error.category == "sandbox"] == []
-    on_local, on_ssh = created(DEFAULT_HOST, run_id, since), created(DOCKER2, run_id, since)
+    seen.done.set()
+    seen.join()
+    on_local, on_ssh = len(seen.names[DEFAULT_HOST]), len(seen.names[DOCKER2])
     assert on_local >= 2 and on_ssh >= 2, f"sandboxes per daemon: local {on_local}, ssh {on_ssh}"
     assert list_containers(run_id=run_id, docker_host=both) == []
