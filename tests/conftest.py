@@ -90,6 +90,23 @@ def base_image(docker_engine) -> str:
 
 
 @pytest.fixture(scope="session")
+def docker2(base_image) -> str:
+    """The second daemon's address; its rollgym containers of this session are checked for leaks at the end."""
+    if os.geteuid() != 0 or shutil.which("dockerd") is None:
+        pytest.skip("a second dockerd needs root and dockerd installed")
+    from docker2_support import DOCKER2, start_docker2
+
+    start_docker2()
+    yield DOCKER2
+    from rollgym.envs.sandbox import RUN_ID, list_containers, prune
+
+    start_docker2()  # a test that stopped it may have left it down
+    left = list_containers(run_id=RUN_ID, docker_host=DOCKER2)
+    prune(run_id=RUN_ID, docker_host=DOCKER2)
+    assert not left, f"the test session leaked containers on the second daemon: {left}"
+
+
+@pytest.fixture(scope="session")
 def tool_tok():
     from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS

@@ -27,7 +27,7 @@ from rollgym.envs.swe.env import ChangeRefused, SWEEnv
 from rollgym.envs.swe.task import parse_task
 from rollgym.errors import ProxyError, UsageError
 from rollgym.rollouts.agents.gateway import SessionGateway
-from rollgym.rollouts.agents.spec import AgentRun, AgentSpec
+from rollgym.rollouts.agents.spec import AgentRun, AgentSpec, own_python
 
 SOCKET_DIR = "/run/rollgym-proxy"
 SUPPORT_DIR = "/opt/rollgym-agent"
@@ -61,12 +61,9 @@ class AgentDiff(BaseModel):
 def python_runtime() -> str:
     """This machine's Python install (the one rollgym runs on), mounted for the relay; not the system's."""
     prefix = str(Path(sys.base_prefix).resolve())
-    if prefix in ("/", "/usr", "/usr/local"):
-        raise UsageError(
-            f"rollgym runs on the system Python ({sys.base_prefix}); agents in sandboxes need a Python of its own "
-            "install (pyenv, uv python, conda) to relay their requests, mounted into the sandbox at its own path"
-        )
-    return prefix
+    return own_python(
+        prefix, f"rollgym runs on the system Python ({sys.base_prefix}), which relays the agents' requests"
+    )
 
 
 def check_local_hosts(docker_host: Any) -> None:

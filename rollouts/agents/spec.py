@@ -25,6 +25,17 @@ def agents_cache() -> Path:
     return Path(os.environ.get("ROLLGYM_CACHE") or Path.home() / ".cache" / "rollgym") / "agents"
 
 
+def own_python(prefix: str, why: str) -> str:
+    """`prefix` (a Python install) when it is one of its own, which can be mounted into a sandbox at its own path;
+    `UsageError` for the system's (`/usr`): mounted there, it would hide the image's own."""
+    if prefix in ("/", "/usr", "/usr/local"):
+        raise UsageError(
+            f"{why}; agents in sandboxes need a Python of its own install (pyenv, uv python, conda), mounted into the "
+            "sandbox at its own path"
+        )
+    return prefix
+
+
 @dataclass
 class AgentRun:
     """One run of an agent in its sandbox. Paths are the container's."""
@@ -104,12 +115,7 @@ class AgentSpec(ABC):
             ),
             "",
         )
-        prefix = str(Path(home).resolve().parent)
-        if prefix in ("/", "/usr", "/usr/local"):
-            raise UsageError(
-                f"{self.name}'s venv runs on the system Python ({home}); agents in sandboxes need a Python of their "
-                "own install (pyenv, uv python, conda), mounted at its own path"
-            )
+        prefix = own_python(str(Path(home).resolve().parent), f"{self.name}'s venv runs on the system Python ({home})")
         return [str(agents_cache().resolve()), prefix]
 
     # --- what it says ------------------------------------------------------------------------------

@@ -8,11 +8,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from rollgym.errors import ClusterLostError, WorkerError
-from rollgym.rollouts.cli.generate import infra_verdict, print_summary
-from rollgym.rollouts.core.output import OutputExistsError
+from rollgym.rollouts.cli.generate import report_run
 from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.core.signals import Terminated, exit_code
 from rollgym.rollouts.core.tasks import load_tasks
 
 
@@ -69,8 +66,8 @@ def run_agent_batch(
         console.print(f"[red]error:[/red] {exc}")
         return 2
     settings = ProxySettings(default_max_tokens=max_tokens, temperature=temperature)
-    try:
-        summary = run_agents(
+    return report_run(
+        lambda: run_agents(
             agent,
             rows,
             policy,
@@ -86,17 +83,7 @@ def run_agent_batch(
             agent_options=options,
             ray=ray,
             workers=workers,
-        )
-    except KeyboardInterrupt as exc:
-        what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
-        console.print(f"[yellow]{what}[/yellow]: finished rollouts are in {out}/rollouts.jsonl; rerun with --resume")
-        return exit_code(exc)
-    except ClusterLostError as exc:  # the finished rollouts are written; the rest were not run
-        console.print(f"[red]error:[/red] {exc}")
-        return 1
-    except (OutputExistsError, WorkerError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        return 2
-    print_summary(summary, console)
-    console.print(f"wrote {out}/rollouts.jsonl and {out}/summary.json")
-    return infra_verdict(summary, out, console)
+        ),
+        out,
+        console,
+    )

@@ -4,6 +4,7 @@ and its rollouts as Parquet."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -235,8 +236,8 @@ def run_generate(
     except Exception as exc:  # noqa: BLE001 - a setup error (bad spec, missing model or tasks): said in one line, exit 2
         console.print(f"[red]error:[/red] {exc}")
         return 2
-    try:
-        summary = generate(
+    return report_run(
+        lambda: generate(
             env,
             policy,
             out=out,
@@ -251,7 +252,18 @@ def run_generate(
             env_kwargs=env_kwargs,
             retry_errors=retry_errors,
             ray=ray,
-        )
+        ),
+        out,
+        console,
+    )
+
+
+def report_run(call: Callable[[], RunSummary], out: str, console: Console) -> int:
+    """Run the batch `call` starts and say how it ended: the summary and the infrastructure verdict (0, or 1 when
+    every rollout failed on infrastructure), 1 for a lost cluster, 2 for a run that could not start, 130/143 when
+    interrupted."""
+    try:
+        summary = call()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`Terminated`)
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         console.print(

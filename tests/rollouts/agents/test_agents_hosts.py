@@ -3,8 +3,6 @@ its proxy session the same way: its mounts and gateway socket are this machine's
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from agent_support import SOLVER, ScriptAgent
 
@@ -19,24 +17,6 @@ def smollm(tool_tok):
     from rollgym.engines.transformers_engine import TransformersEngine
 
     return rg.Policy(engine=TransformersEngine("smollm2-135m"), tokenizer=tool_tok)
-
-
-@pytest.fixture(scope="module")
-def docker2(base_image) -> str:
-    """A second Docker daemon on this machine (own roots and socket, no bridge): another Docker host."""
-    import shutil
-
-    from docker2_support import DOCKER2, start_docker2
-
-    if os.geteuid() != 0 or shutil.which("dockerd") is None:
-        pytest.skip("a second dockerd needs root and dockerd installed")
-    start_docker2()
-    yield DOCKER2
-    from rollgym.envs.sandbox import RUN_ID, list_containers, prune
-
-    left = list_containers(run_id=RUN_ID, docker_host=DOCKER2)
-    prune(run_id=RUN_ID, docker_host=DOCKER2)
-    assert not left, f"agent sandboxes leaked on the second daemon: {left}"
 
 
 def test_an_agent_on_another_docker_host_reaches_its_session_the_same_way(smollm, tmp_path, docker2):

@@ -200,3 +200,14 @@ def test_sandboxes_on_another_machine_are_refused_with_the_way_to_get_there():
         check_local_hosts(address)
     with pytest.raises(UsageError, match="not on ssh://gpu-node-7: for several machines run one Ray actor per machine"):
         check_local_hosts(["unix:///var/run/docker.sock", "ssh://gpu-node-7"])
+
+
+def test_a_system_python_is_refused_as_the_agents_runtime_with_why():
+    from rollgym.rollouts.agents.spec import own_python
+
+    assert own_python("/root/.pyenv/versions/3.11.7", "x") == "/root/.pyenv/versions/3.11.7"
+    for prefix in ("/usr", "/usr/local", "/"):
+        with pytest.raises(
+            UsageError, match=r"^mini's venv runs on /usr; agents in sandboxes need a Python of its own"
+        ):
+            own_python(prefix, "mini's venv runs on /usr")
