@@ -24,7 +24,7 @@ from rollgym.engines.default_model import fetch_wheel_member
 from rollgym.tokenization import ChatTokenizer
 from rollgym.tokenization.vocab import qwen_tokenizer
 
-TEMPLATE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "qwen3.jinja"
+TEMPLATE = Path(__file__).resolve().parents[1] / "tokenization" / "families" / "templates" / "qwen3.jinja"
 TOOLS = [
     {
         "type": "function",

@@ -6,6 +6,7 @@ import copy
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
+TEMPLATE_DIR = Path(__file__).parents[1] / "tokenization" / "families" / "templates"
 TEMPLATES = ["qwen2_5", "qwen3", "qwen3_5_think", "llama3_1", "glm4moe", "gemma3"]
 VOCABS = ["smollm2", "qwen"]
 
@@ -64,7 +65,7 @@ TEMPLATE_SPECIALS = {
 
 
 def template_text(name: str) -> str:
-    return (FIXTURES / f"{name}.jinja").read_text()
+    return (TEMPLATE_DIR / f"{name}.jinja").read_text()
 
 
 def paired_tokenizer(hf, template: str, add_specials: bool = True):

@@ -231,26 +231,9 @@ class ReplayResult(BaseModel):
     reference_ids: list[int] = Field(default_factory=list)
 
 
-def _canonical_completion(tok, conv: list[dict], i: int, tools, kw) -> str | None:
-    """The text the model emits for assistant message i when it reproduces the template exactly."""
-    before = tok.render(conv[:i], tools, True, **kw)
-    upto = tok.render(conv[: i + 1], tools, False, **kw)
-    if not upto.startswith(before):
-        return None
-    text = upto[len(before) :]
-    stops = [tok.token_text(t) for t in tok.stop_token_ids]
-    hits = [(text.find(s), s) for s in stops if s in text]
-    if hits:
-        at, s = min(hits)
-        return text[: at + len(s)]
-    if i + 1 < len(conv):  # GLM: the stop token is the next role's opening token
-        nxt = tok.render(conv[: i + 2], tools, i + 2 == len(conv), **kw)
-        if nxt.startswith(upto):
-            tail = nxt[len(upto) :]
-            for s in stops:
-                if tail.startswith(s):
-                    return text + s
-    return text
+def _canonical_completion(tok, conv: list[dict], i: int, tools, kw):
+    """The rendering the model emits for assistant message i when it reproduces the template exactly."""
+    return tok.canonical_completion(conv, i, tools, kw)
 
 
 def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = None) -> ReplayResult:
@@ -276,28 +259,28 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
             return ReplayResult(
                 status="fail", detail=f"the template renders assistant #{i} unlike its own generation prompt"
             )
-        before = tok.render(conv[:i], tools, True, **kw)
-        ids = tok.encode(text)
-        if tok.encode(before + text) != tok.encode(before) + ids:
+        before = tok.rendering(conv[:i], tools, True, **kw)
+        ids = tok.ids_of(text)
+        if tok.ids_of(before + text) != tok.ids_of(before) + ids:
             noncanonical.append(i)  # BPE merges across the prompt boundary: no model can sample the full render
-        traj.add_completion(ids, [0.0] * len(ids), "stop")
+        traj.add_completion(ids, [0.0] * len(ids), "stop", message=conv[i])
         j = next((k for k in range(i + 1, len(conv)) if conv[k]["role"] == "assistant"), len(conv))
         bridge = traj.add_messages(conv[i + 1 : j])
         steps.append((i, text, bridge, j))
         i = j
     got = traj.next_prompt_ids
-    full_text = tok.render(conv, tools, True, **kw)
-    want = tok.encode(full_text)
+    full_text = tok.rendering(conv, tools, True, **kw)
+    want = tok.ids_of(full_text)
     if got == want:
         return ReplayResult(status="pass", trajectory_ids=got, reference_ids=want)
     # Does the template itself rewrite history? Then no sampled sequence can equal a full render.
     rewritten = [
-        i for i, text, _, _ in steps if not full_text.startswith(tok.render(conv[:i], tools, True, **kw) + text)
+        i for i, text, _, _ in steps if not full_text.startswith(tok.rendering(conv[:i], tools, True, **kw) + text)
     ]
     if not rewritten and not noncanonical:
         return ReplayResult(status="fail", detail=_diff(tok, got, want), trajectory_ids=got, reference_ids=want)
     for i, _, bridge, j in steps:
-        real = tok.encode(tok.render(conv[:j], tools, True, **kw))
+        real = tok.ids_of(tok.rendering(conv[:j], tools, True, **kw))
         if bridge and real[-len(bridge) :] != bridge:
             return ReplayResult(
                 status="fail",
@@ -327,7 +310,7 @@ def _diff(tok, got: list[int], want: list[int]) -> str:
     at = next((k for k, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
 
     def ctx(ids: list[int]) -> str:
-        return repr(tok.hf.decode(ids[max(0, at - 8) : at + 8]))
+        return repr(tok.decode(list(ids[max(0, at - 8) : at + 8])))
 
     return f"first difference at token {at} (bridged {len(got)} vs full render {len(want)} tokens): bridged {ctx(got)} vs full {ctx(want)}"
 

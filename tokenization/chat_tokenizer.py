@@ -17,9 +17,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rollgym.tokenization.errors import BridgeError, InvalidInputError, TemplateError, UnsupportedFeatureError
+from rollgym.tokenization.errors import (
+    BridgeError,
+    InvalidInputError,
+    TemplateError,
+    TokenizationError,
+    UnsupportedFeatureError,
+)
+from rollgym.tokenization.ids import IdSeq
 from rollgym.tokenization.messages import make_tool_call, normalize_for_template
-from rollgym.tokenization.parsers import ToolCallParseError, detect_parser, make_parser, split_reasoning
+from rollgym.tokenization.parsers import ParsedToolCalls, ToolCallParseError, detect_parser, make_parser, split_reasoning
 from rollgym.tokenization.recipes import PROBES, RenderRecipes, deterministic, template_probes
 from rollgym.tokenization.rendering import TemplateRenderer
 from rollgym.tokenization.segmented import SegmentedEncoder, encode_text
@@ -109,7 +116,8 @@ class ChatTokenizer:
         self.truncation: TruncationPolicy = truncation
         self.tool_parser_name = tool_parser or detect_parser(self.template)
         self.parser = make_parser(self.tool_parser_name) if self.tool_parser_name else None
-        self.has_reasoning = "<think>" in self.template
+        self.reasoning_tags: tuple[str, str] = getattr(self.parser, "reasoning_tags", ("<think>", "</think>"))
+        self.has_reasoning = self.reasoning_tags[0] in self.template
         self._added_ids = set(tokenizer.get_added_vocab().values())
         self._extra_stop = list(extra_stop_token_ids or [])
         self._bridge_tools: dict[str, bool] = {}
@@ -125,6 +133,7 @@ class ChatTokenizer:
         self._backend = self.hf.backend_tokenizer if getattr(self.hf, "is_fast", False) else None
         self._segmented = SegmentedEncoder.for_backend(self._backend) if self._backend is not None else None
         self._renderer = renderer = TemplateRenderer.for_tokenizer(self.hf, self.template)
+        self.string_arguments = self._takes_string_arguments()
         use = renderer is not None and self.__dict__.get("recipes", True) and deterministic(self.template)
         probes = (
             PROBES + template_probes(renderer.environment, self.template, renderer.special_token_values)
@@ -166,10 +175,10 @@ class ChatTokenizer:
         try:
             if self._renderer is not None and all(type(t) is dict for t in tools or ()):
                 return self._renderer.render(
-                    normalize_for_template(messages), tools or None, add_generation_prompt, **template_kwargs
+                    normalize_for_template(messages, self.string_arguments), tools or None, add_generation_prompt, **template_kwargs
                 )
             return self.hf.apply_chat_template(
-                normalize_for_template(messages),
+                normalize_for_template(messages, self.string_arguments),
                 tools=tools or None,
                 chat_template=self.template,
                 tokenize=False,
@@ -212,7 +221,9 @@ class ChatTokenizer:
         if tools is None and self._recipes is not None:
             if kwargs_key is None:
                 kwargs_key = _options_key(None, template_kwargs)
-            found = self._recipes.render(normalize_for_template(new_messages), template_kwargs, kwargs_key)
+            found = self._recipes.render(
+                normalize_for_template(new_messages, self.string_arguments), template_kwargs, kwargs_key
+            )
             if found is not None:
                 return found
         return self._split_at_anchor(self.render(_DUMMY + list(new_messages), tools, True, **template_kwargs))
@@ -232,10 +243,75 @@ class ChatTokenizer:
         """`render(messages, tools, add_generation_prompt=True)`, from the shape's recipe when it has one."""
         return self._render_prompt(messages, tools, template_kwargs, None)
 
+    def prompt_ids(self, messages: list[dict], tools: list[dict] | None = None, **template_kwargs) -> list[int]:
+        """The ids of the prompt for the next assistant turn after `messages` (what the engine is given)."""
+        return self._start_ids(messages, tools, template_kwargs, None)
+
+    def _start_ids(self, messages: list[dict], tools, template_kwargs: dict, options_key: str | None) -> list[int]:
+        return self.encode(self._render_prompt(messages, tools, template_kwargs, options_key))
+
+    def rendering(self, messages: list[dict], tools=None, add_generation_prompt: bool = False, **template_kwargs):
+        """What the reference renders, in its own unit: text for a Jinja template (ids for a library reference).
+
+        Certification slices and prefix-compares renderings; `ids_of` turns one into ids."""
+        return self.render(messages, tools, add_generation_prompt, **template_kwargs)
+
+    def ids_of(self, rendering) -> list[int]:
+        """The ids of a `rendering` (or a piece of one)."""
+        return self.encode(rendering)
+
+    @property
+    def stop_pieces(self) -> list:
+        """The stop tokens as pieces of a `rendering` (their text here)."""
+        return [self.token_text(t) for t in self.stop_token_ids]
+
+    def canonical_completion(self, conv: list[dict], i: int, tools=None, template_kwargs: dict | None = None):
+        """The rendering the model emits for assistant message `i` when it reproduces the template exactly
+        (through its stop token), or None when the template renders that turn unlike its own generation prompt."""
+        kw = template_kwargs or {}
+        before = self.rendering(conv[:i], tools, True, **kw)
+        upto = self.rendering(conv[: i + 1], tools, False, **kw)
+        if upto.startswith(before):
+            text = upto[len(before) :]
+        else:  # adding the turn re-rendered history (Kimi K2 Thinking, DeepSeek R1): find the turn from the end
+            text = self._turn_from_end(conv[:i], upto, before, tools, kw)
+            if not text:
+                return None
+        hits = [(text.find(s), s) for s in self.stop_pieces if text.find(s) >= 0]
+        if hits:
+            at, s = min(hits)
+            return text[: at + len(s)]
+        if i + 1 < len(conv):  # GLM: the stop token is the next role's opening token
+            nxt = self.rendering(conv[: i + 2], tools, i + 2 == len(conv), **kw)
+            if nxt.startswith(upto):
+                tail = nxt[len(upto) :]
+                for s in self.stop_pieces:
+                    if tail.startswith(s):
+                        return text + s
+        return text
+
+    def _turn_from_end(self, history: list[dict], upto, before, tools, kw):
+        """The last turn of `upto` (a render ending with an assistant turn): what follows the last occurrence of
+        the longest head of the generation prompt that `upto` contains (`<｜Assistant｜>` of `<｜Assistant｜><think>\n`)."""
+        base = self.rendering(history, tools, False, **kw)
+        prompt = before[len(base) :] if before.startswith(base) else before[:0]
+        for k in range(len(prompt), 0, -1):
+            at = upto.rfind(prompt[:k])
+            if at >= 0:
+                return upto[at + k :]
+        # No generation prompt of its own (DeepSeek R1's vLLM template after tool outputs): what follows the
+        # longest prefix the prompt and the render share.
+        k = 0
+        while k < min(len(before), len(upto)) and before[k] == upto[k]:
+            k += 1
+        return upto[k:]
+
     def _render_prompt(self, messages: list[dict], tools, template_kwargs: dict, options_key: str | None) -> str:
         if self._prompt_recipes is not None and all(type(t) is dict for t in tools or ()):
             key = _options_key(tools, template_kwargs) if options_key is None else options_key
-            found = self._prompt_recipes.render(normalize_for_template(messages), template_kwargs, key, tools or None)
+            found = self._prompt_recipes.render(
+                normalize_for_template(messages, self.string_arguments), template_kwargs, key, tools or None
+            )
             if found is not None:
                 return found[1]
         return self.render(messages, tools, True, **template_kwargs)
@@ -249,14 +325,38 @@ class ChatTokenizer:
         return full[:cut], full[cut:]
 
     def _first_special(self, closing: str, what: str) -> int:
-        ids = self.encode(closing)
-        if not ids or ids[0] not in self._added_ids:
+        """The special token that ends an assistant turn before `what`: the first of the closing's leading
+        special tokens (after any whitespace the model writes before it, Nemotron's `\n<SPECIAL_12>`), or EOS when
+        it is among them (Cohere closes a response with `<|END_RESPONSE|>` and the turn with EOS)."""
+        ids = self.encode(closing.lstrip())
+        leading = []
+        for token in ids:
+            if token not in self._added_ids:
+                break
+            leading.append(token)
+        if not leading:
             raise UnsupportedFeatureError(
                 f"the template ends an assistant turn followed by {what} with {closing[:40]!r}, which does not start "
                 "with a single special token of this vocabulary, so an engine cannot stop on it. "
                 "Use the template the model was trained with, or add its special tokens to the tokenizer."
             )
-        return ids[0]
+        eos = getattr(self.hf, "eos_token_id", None)
+        return eos if isinstance(eos, int) and eos in leading[1:] else leading[0]
+
+    def _stop_cut(self, closing: str, last_id: int | None) -> int:
+        """Where the bridge starts in `closing` after a completion that ended with `last_id`: right after that
+        stop token when the closing has it behind only whitespace and special tokens (the model wrote those
+        itself or they belong to the template's other turn shape), else 0 (the closing ends the turn)."""
+        if last_id is None or last_id not in self.stop_token_ids:
+            return 0
+        stop_text = self.token_text(last_id)
+        at = closing.find(stop_text)
+        if at < 0 or at > 256:
+            return 0
+        before = closing[:at]
+        if before.strip() and any(t not in self._added_ids for t in self.encode(before.strip())):
+            return 0
+        return at + len(stop_text)
 
     @functools.cached_property
     def end_of_turn_id(self) -> int:
@@ -316,7 +416,7 @@ class ChatTokenizer:
             )
         self.check_tools(tools)
         key = _options_key(tools, template_kwargs)  # serialised once, for the prompt recipe and the bridge decision
-        ids = self.encode(self._render_prompt(messages, tools, template_kwargs, key))
+        ids = self._start_ids(messages, tools, template_kwargs, key)
         return TokenTrajectory(self, list(messages), tools, dict(template_kwargs), ids, options_key=key)
 
     def bridge(
@@ -326,6 +426,7 @@ class ChatTokenizer:
         tools=None,
         template_kwargs=None,
         bridge_tools: Any = "auto",
+        history: list[dict] | None = None,
     ) -> Bridge:
         """Bridge ids that follow a completion ending in `last_id` and introduce `new_messages`.
 
@@ -341,15 +442,13 @@ class ChatTokenizer:
                     "add_messages() takes environment messages (tool/user/system), not assistant turns"
                 )
         kwargs = template_kwargs or {}
+        if history is not None and self.contextual_bridges:
+            return self._history_bridge(history, new_messages, last_id, tools, kwargs)
         if bridge_tools == "auto":
             bridge_tools = self._tools_for_bridges(tools, kwargs)
         kwargs_key = _options_key(None, kwargs)
         head, closing = self._closing(new_messages, bridge_tools, kwargs, kwargs_key)
-        cut = 0
-        if last_id is not None and last_id in self.stop_token_ids:
-            stop_text = self.token_text(last_id)
-            if closing.startswith(stop_text):
-                cut = len(stop_text)
+        cut = self._stop_cut(closing, last_id)
         ids = self.encode(closing[cut:])
         # Prefix assertion: the dummy render tokenizes as (context ids + bridge ids). Checked in full for
         # the first bridge of each shape (roles, stop token, tools, template options); afterwards the
@@ -363,6 +462,51 @@ class ChatTokenizer:
                 )
             self._verified_shapes.add(shape)
         return Bridge(ids=ids, closed_turn=cut == 0)
+
+    @functools.cached_property
+    def contextual_bridges(self) -> bool:
+        """Whether environment messages render differently after their real history than after the dummy
+        context: Cohere's template numbers each tool result by its call's position in the whole conversation.
+        Such bridges are rendered after the real history (`_history_bridge`), which costs a full render."""
+        if self.parser is None or not self.tool_role_supported:
+            return False
+        call = make_tool_call("rollgym_probe_tool", {"x": "1"}, "call_7")
+        conv = [
+            {"role": "user", "content": "Hi."},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_7", "name": "rollgym_probe_tool", "content": "x"},
+        ]
+        try:
+            text = self.canonical_completion(conv, 1)
+            full = self.render(conv, None, True)
+            closing = self._closing(conv[2:], None, {})[1]
+        except TokenizationError:
+            return False
+        if not text:
+            return False
+        last = self.encode(text)[-1]
+        return not full.endswith(closing[self._stop_cut(closing, last) :])  # the bridge is not what follows the turn
+
+    def _history_tail(self, history: list[dict], new_messages: list[dict], tools, template_kwargs: dict):
+        """The text after the stop token that ends `history`'s last assistant turn, in a render of `history` plus
+        `new_messages`; None when that render does not extend the render of `history` (the template rewrote it)."""
+        hist = self.render(history, tools, False, **template_kwargs)
+        ends = [hist.rfind(s) + len(s) for s in self.stop_pieces if hist.rfind(s) >= 0]
+        hist = hist[: max(ends)] if ends else hist  # what follows the last stop may be a generation prompt
+        full = self.render(list(history) + list(new_messages), tools, True, **template_kwargs)
+        return full[len(hist) :] if full.startswith(hist) else None
+
+    def _history_bridge(self, history, new_messages, last_id, tools, template_kwargs) -> Bridge:
+        """A bridge rendered after the real history (for `contextual_bridges` templates)."""
+        if last_id is None or last_id not in self.stop_token_ids:
+            raise UnsupportedFeatureError(
+                "this template renders environment messages according to the whole conversation, so a turn that "
+                "did not end with a stop token (a truncated one) cannot be continued: use truncation='end'"
+            )
+        tail = self._history_tail(history, new_messages, tools, template_kwargs)
+        if tail is None:
+            raise BridgeError("the template re-rendered the conversation's history; cannot bridge after it")
+        return Bridge(ids=self.encode(tail), closed_turn=False)
 
     def _tools_for_bridges(self, tools, template_kwargs, options_key: str | None = None) -> list[dict] | None:
         """`tools`, or None when they do not change how environment messages render (bridges stay small).
@@ -389,20 +533,48 @@ class ChatTokenizer:
 
         Malformed tool calls never raise: they are listed in `errors` for the loop to show the model.
         """
-        body = ids[:-1] if ids and ids[-1] in self.stop_token_ids else ids
-        text = self.decode(body)
-        reasoning, visible = split_reasoning(text) if self.has_reasoning else (None, text)
-        if self.parser is not None:
-            parsed = self.parser.parse(visible, tools)
-            content, calls, errors = parsed.content, parsed.calls, parsed.errors
-        else:
-            content, calls, errors = visible.strip(), [], []
-        message: dict[str, Any] = {"role": "assistant", "content": content}
+        reasoning, parsed = self._parse_body(ids, tools)
+        message: dict[str, Any] = {"role": "assistant", "content": parsed.content}
         if reasoning is not None:
             message["reasoning_content"] = reasoning
-        if calls:
-            message["tool_calls"] = [make_tool_call(name, args) for name, args in calls]
-        return ParsedCompletion(message=message, errors=errors)
+        if parsed.calls:
+            given = parsed.call_ids + [None] * (len(parsed.calls) - len(parsed.call_ids))
+            message["tool_calls"] = [
+                make_tool_call(name, args, call_id) for (name, args), call_id in zip(parsed.calls, given, strict=True)
+            ]
+            plan = getattr(self.parser, "plan_field", None)  # Cohere's template shows the plan of a tool-call turn
+            if plan and reasoning is not None:
+                message[plan] = reasoning
+        message.update(parsed.extra)
+        return ParsedCompletion(message=message, errors=parsed.errors)
+
+    def _parse_body(self, ids: list[int], tools: list[dict] | None) -> tuple[str | None, ParsedToolCalls]:
+        """The reasoning and the parsed visible part of a completion (its stop token dropped)."""
+        body = ids[:-1] if ids and ids[-1] in self.stop_token_ids else ids
+        text = self.decode(body)
+        reasoning, visible = split_reasoning(text, *self.reasoning_tags) if self.has_reasoning else (None, text)
+        if self.parser is not None:
+            return reasoning, self.parser.parse(visible, tools)
+        return reasoning, ParsedToolCalls(content=visible.strip())
+
+    def _takes_string_arguments(self) -> bool:
+        """Whether the template wants tool-call arguments as JSON text (DeepSeek concatenates them) rather
+        than as objects (most iterate or `tojson` them): the first shape that renders a probe value wins."""
+        renderer = self._renderer
+        if renderer is None or self.parser is None:
+            return False
+        for as_string in (False, True):
+            args: Any = {"rollgym_probe_arg": "ROLLGYMARG"}
+            call = {"id": "call_0", "type": "function", "function": {"name": "rollgym_probe_tool", "arguments": args}}
+            if as_string:
+                call["function"]["arguments"] = json.dumps(args)
+            conv = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
+            try:
+                if "ROLLGYMARG" in renderer.render(conv, [_PROBE_TOOL], False):
+                    return as_string
+            except Exception:  # noqa: BLE001 - a template that cannot take this shape raises anything (jinja, TypeError)
+                continue
+        return False
 
     def certify(self, strict: bool = True):
         """Probe this pair (tool results, follow-ups, reasoning, unicode, ...); refuse it when a probe fails.

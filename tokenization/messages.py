@@ -31,11 +31,12 @@ def make_tool_call(name: str, arguments: dict[str, Any], call_id: str | None = N
     }
 
 
-def normalize_for_template(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def normalize_for_template(messages: list[dict[str, Any]], string_arguments: bool = False) -> list[dict[str, Any]]:
     """Copy messages into the shape chat templates expect.
 
     Tool-call arguments become dicts (templates iterate or `tojson` them, as vLLM and
-    transformers pass them), `content=None` becomes "", and empty `tool_calls` are dropped
+    transformers pass them), or stay JSON strings for templates that concatenate them (DeepSeek's;
+    `string_arguments`), `content=None` becomes "", and empty `tool_calls` are dropped
     (Llama 3.1 treats the mere key as a tool-call turn).
     """
     out = []
@@ -52,7 +53,10 @@ def normalize_for_template(messages: list[dict[str, Any]]) -> list[dict[str, Any
                 call = dict(call)
                 fn = dict(call.get("function") or {})
                 args = fn.get("arguments")
-                if isinstance(args, str):
+                if string_arguments:
+                    if not isinstance(args, str):
+                        fn["arguments"] = _JSON.encode(args if args is not None else {})
+                elif isinstance(args, str):
                     try:
                         fn["arguments"] = json.loads(args) if args.strip() else {}
                     except json.JSONDecodeError:

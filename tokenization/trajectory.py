@@ -155,9 +155,7 @@ class TokenTrajectory:
         if not self.segments:  # nothing sampled yet: the prompt itself can be re-rendered
             self.initial_messages += messages
             self.messages += messages
-            self.prompt_ids = self.tokenizer.encode(
-                self.tokenizer.render_prompt(self.initial_messages, self.tools, **self.template_kwargs)
-            )
+            self.prompt_ids = self.tokenizer.prompt_ids(self.initial_messages, self.tools, **self.template_kwargs)
             return []
         if self.segments[-1].kind == "bridge":  # merge with the previous, unsampled bridge
             prev = self.segments.pop()
@@ -166,7 +164,9 @@ class TokenTrajectory:
             del self.messages[len(self.messages) - prev.n_messages :]
         last = self.segments[-1]
         last_id = self.completion_ids[last.end - 1] if last.end > last.start else None
-        bridge = self.tokenizer.bridge(messages, last_id, self.tools, self.template_kwargs, self._bridge_tools)
+        bridge = self.tokenizer.bridge(
+            messages, last_id, self.tools, self.template_kwargs, self._bridge_tools, history=self.messages
+        )
         start = len(self.completion_ids)
         self.completion_ids.extend(bridge.ids)
         self.logprobs.extend([0.0] * len(bridge.ids))

@@ -293,6 +293,7 @@ async def _turn(
         try:
             traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason)
             parsed = tokenizer.parse_completion(gen.completion_ids, tools)
+            traj.messages.append(parsed.message)  # what the turn meant, for templates whose bridges read history
         except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, index)) from None
         turn["message"], turn["parse_errors"] = parsed.message, [e.message for e in parsed.errors]

@@ -216,11 +216,11 @@ def test_engines_trust_only_the_trajectorys_own_ids(chat_tokenizers):
 
 
 def test_chat_template_from_file_and_string(hf_tokenizers, tmp_path):
-    from support import FIXTURES
+    from support import TEMPLATE_DIR
 
     hf = paired_tokenizer(hf_tokenizers["qwen"], "qwen3")
-    from_file = ChatTokenizer(hf, chat_template=FIXTURES / "qwen2_5.jinja")
-    from_text = ChatTokenizer(hf, chat_template=(FIXTURES / "qwen2_5.jinja").read_text())
+    from_file = ChatTokenizer(hf, chat_template=TEMPLATE_DIR / "qwen2_5.jinja")
+    from_text = ChatTokenizer(hf, chat_template=(TEMPLATE_DIR / "qwen2_5.jinja").read_text())
     assert from_file.template == from_text.template != hf.chat_template
     with pytest.raises(ValueError, match="neither a Jinja template string nor an existing file"):
         ChatTokenizer(hf, chat_template=tmp_path / "missing.jinja")

@@ -19,11 +19,27 @@ class ToolCallParseError(BaseModel):
 
 @dataclass(slots=True)
 class ParsedToolCalls:
-    """What a parser found in the visible (non-reasoning) text of a completion (made once per turn)."""
+    """What a parser found in the visible (non-reasoning) text of a completion (made once per turn).
+
+    `call_ids` holds the ids the model wrote for its calls, where its format has them (Kimi K2's
+    `functions.NAME:0`, Mistral's `[CALL_ID]`); `extra` holds message fields a family's template reads
+    besides the OpenAI ones (Cohere's `tool_plan`)."""
 
     content: str
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     errors: list[ToolCallParseError] = field(default_factory=list)
+    call_ids: list[str | None] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, name: str, arguments: dict[str, Any], call_id: str | None = None) -> None:
+        """Record one well-formed call (and the id the model gave it, if any)."""
+        self.call_ids.extend([None] * (len(self.calls) - len(self.call_ids)))
+        self.calls.append((name, arguments))
+        self.call_ids.append(call_id)
+
+    def fail(self, index: int, raw: str, message: str) -> None:
+        """Record one malformed call: shown to the model, never raised."""
+        self.errors.append(ToolCallParseError(index=index, raw=raw, message=message))
 
 
 class ToolCallParser(Protocol):
@@ -106,3 +122,63 @@ def tool_call_blocks(text: str) -> tuple[ParsedToolCalls, list[tuple[int, str]]]
         index += 1
         start = text.find(_OPEN, end + len(_CLOSE))
     return result, blocks
+
+
+def delimited_items(text: str, section: tuple[str, str] | None, item: tuple[str, str]) -> tuple[ParsedToolCalls, list[tuple[int, str]]]:
+    """Split `text` into the content before the first call and the bodies of its `item` blocks.
+
+    With a `section` (Kimi K2's `<|tool_calls_section_begin|>`, DeepSeek's `<｜tool▁calls▁begin｜>`), the calls
+    are the items inside it; text between or after items, and unterminated items or sections, are errors
+    the model is told about. Without one, every item block in the text is a call.
+    """
+    opener = section[0] if section else item[0]
+    start = text.find(opener)
+    if start < 0:
+        return ParsedToolCalls(content=text.strip()), []
+    result = ParsedToolCalls(content=text[:start].strip())
+    body, tail = text[start:], ""
+    if section:
+        body = body[len(section[0]) :]
+        end = body.find(section[1])
+        if end < 0:
+            result.fail(0, body, f"unterminated tool-call section: missing {section[1]}")
+            return result, []
+        body, tail = body[:end], body[end + len(section[1]) :]
+    items, pos, index = [], 0, 0
+    while True:
+        at = body.find(item[0], pos)
+        stray = body[pos : at if at >= 0 else len(body)].strip()
+        if stray and section:
+            result.fail(index, stray, f"unexpected text between tool calls: {snippet(stray)}")
+        if at < 0:
+            break
+        inner = at + len(item[0])
+        end = body.find(item[1], inner)
+        if end < 0:
+            result.fail(index, body[inner:], f"unterminated tool call: missing {item[1]}")
+            break
+        items.append((index, body[inner:end]))
+        index, pos = index + 1, end + len(item[1])
+    if tail.strip():
+        result.fail(index, tail.strip(), f"unexpected text after the tool calls: {snippet(tail.strip())}")
+    return result, items
+
+
+def json_value(body: str, index: int, result: ParsedToolCalls, what: str) -> tuple[bool, Any]:
+    """`body` as JSON, or (False, None) with an error naming `what` when it is not."""
+    value, problem = load_json(body)
+    if problem:
+        result.fail(index, body, f"{what} is not valid JSON ({problem}): {snippet(body)}")
+        return False, None
+    return True, value
+
+
+def json_arguments(body: str, index: int, name: str, result: ParsedToolCalls) -> dict[str, Any] | None:
+    """A call's arguments: a JSON object (or a string holding one); None with an error otherwise."""
+    ok, args = json_value(body.strip() or "{}", index, result, f"the arguments of {name}")
+    if ok and isinstance(args, str):
+        ok, args = json_value(args.strip() or "{}", index, result, f"the arguments of {name}")
+    if ok and not isinstance(args, dict):
+        result.fail(index, body, f"the arguments of {name} must be a JSON object, got {type(args).__name__}")
+        return None
+    return args if ok else None

@@ -12,23 +12,28 @@ def parse_json_call(body: str, index: int, args_keys=("arguments", "parameters")
         return None, ToolCallParseError(
             index=index, raw=body, message=f"tool call is not valid JSON ({problem}): {snippet(body)}"
         )
+    return json_call(obj, body, index, args_keys)
+
+
+def json_call(obj, raw: str, index: int, args_keys=("arguments", "parameters"), name_key: str = "name"):
+    """A parsed JSON call object as ((name, args), None), or (None, error) saying what is wrong with it."""
     if not isinstance(obj, dict):
         return None, ToolCallParseError(
-            index=index, raw=body, message="tool call must be a JSON object with 'name' and 'arguments'"
+            index=index, raw=raw, message=f"tool call must be a JSON object with '{name_key}' and '{args_keys[0]}'"
         )
-    name = obj.get("name")
+    name = obj.get(name_key)
     if not isinstance(name, str) or not name:
-        return None, ToolCallParseError(index=index, raw=body, message="tool call has no 'name' string")
+        return None, ToolCallParseError(index=index, raw=raw, message=f"tool call has no '{name_key}' string")
     args = next((obj[k] for k in args_keys if k in obj), {})
     if isinstance(args, str):
         args, problem = load_json(args) if args.strip() else ({}, None)
         if problem:
             return None, ToolCallParseError(
-                index=index, raw=body, message=f"'arguments' of {name} is a string that is not JSON ({problem})"
+                index=index, raw=raw, message=f"'{args_keys[0]}' of {name} is a string that is not JSON ({problem})"
             )
     if not isinstance(args, dict):
         return None, ToolCallParseError(
-            index=index, raw=body, message=f"'arguments' of {name} must be a JSON object, got {type(args).__name__}"
+            index=index, raw=raw, message=f"'{args_keys[0]}' of {name} must be a JSON object, got {type(args).__name__}"
         )
     return (name, args), None
 
