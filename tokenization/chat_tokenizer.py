@@ -206,6 +206,16 @@ class ChatTokenizer:
             return encode_text(self._backend, text)
         return self.hf.encode(text, add_special_tokens=False)
 
+    @property
+    def special_vocab(self) -> dict[str, int]:
+        """The vocabulary's special (added) tokens: text -> id."""
+        return self.hf.get_added_vocab()
+
+    @property
+    def pad_token_id(self) -> int | None:
+        """The vocabulary's pad id (None when it has none)."""
+        return self.hf.pad_token_id
+
     def token_text(self, token_id: int) -> str:
         return self.hf.convert_ids_to_tokens(token_id)
 

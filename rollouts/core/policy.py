@@ -123,7 +123,7 @@ class Policy:
         """The tokenizer's pad id, else its end-of-turn id (what TRL pads sequences with)."""
         if self.tokenizer is None:
             raise UsageError(f"{self.name} is a chat engine: it has no token ids to pad")
-        pad = self.tokenizer.hf.pad_token_id
+        pad = self.tokenizer.pad_token_id
         return pad if pad is not None else self.tokenizer.end_of_turn_id
 
     async def aclose(self) -> None:

@@ -18,7 +18,7 @@ def stop_ids(stop: str | list[str] | None, tokenizer: ChatTokenizer) -> list[int
     if stop is None:
         return []
     words = [stop] if isinstance(stop, str) else stop
-    vocab = tokenizer.hf.get_added_vocab()
+    vocab = tokenizer.special_vocab
     out = []
     for word in words:
         if word not in vocab:

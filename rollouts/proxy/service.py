@@ -247,7 +247,7 @@ class ProxyCore:
     def _token_logprobs(self, gen: Generation) -> list[TokenLogprob]:
         out = []
         for tok, lp in zip(gen.completion_ids, gen.logprobs, strict=True):
-            text = self.tokenizer.hf.decode([tok], skip_special_tokens=False)
+            text = self.tokenizer.decode([tok])
             out.append(TokenLogprob(token=text, logprob=lp, bytes=list(text.encode("utf-8"))))
         return out
 
@@ -269,7 +269,7 @@ class ProxyCore:
                 else self.tokenizer.encode(req.prompt)
             )
         else:
-            vocab = len(self.tokenizer.hf)
+            vocab = self.tokenizer.vocab_size
             if not req.prompt or any(not 0 <= t < vocab for t in req.prompt):
                 raise bad_request(f"`prompt` token ids must be a non-empty list of ids in [0, {vocab})", "prompt")
             prompt = list(req.prompt)
@@ -278,7 +278,7 @@ class ProxyCore:
         sampling = self._sampling(sess, req, len(prompt))
         gen, generate_s = await self._generate(sess, prompt, sampling)
         body = gen.completion_ids[:-1] if gen.stop_token_id is not None else gen.completion_ids
-        text = self.tokenizer.hf.decode(body, skip_special_tokens=False)
+        text = self.tokenizer.decode(body)
         call = self._record(
             sess, plan, prompt, gen, {"role": "assistant", "content": text}, [], [], generate_s, sampling.model_dump()
         )
