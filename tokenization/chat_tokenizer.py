@@ -305,16 +305,32 @@ class ChatTokenizer:
         the longest head of the generation prompt that `upto` contains (`<｜Assistant｜>` of `<｜Assistant｜><think>\n`)."""
         base = self.rendering(history, tools, False, **kw)
         prompt = before[len(base) :] if before.startswith(base) else before[:0]
-        for k in range(len(prompt), 0, -1):
-            at = upto.rfind(prompt[:k])
+        for k in self._piece_ends(prompt):
+            at = upto.rfind(prompt[:k]) if k else -1
             if at >= 0:
                 return upto[at + k :]
         # No generation prompt of its own (DeepSeek R1's vLLM template after tool outputs): what follows the
-        # longest prefix the prompt and the render share.
+        # longest prefix the prompt and the render share, less what the prompt already wrote there.
         k = 0
         while k < min(len(before), len(upto)) and before[k] == upto[k]:
             k += 1
-        return upto[k:]
+        turn, written = upto[k:], before[k:]
+        if isinstance(written, str) and written.strip() and turn.lstrip().startswith(written.strip()):
+            turn = turn.lstrip()[len(written.strip()) :]
+        return turn
+
+    def _piece_ends(self, prompt) -> list[int]:
+        """Where a head of a generation prompt may end, longest first: after a special token or a newline (a
+        character in the middle of a token is no boundary), or anywhere in ids."""
+        if not isinstance(prompt, str):
+            return list(range(len(prompt), 0, -1))
+        ends = {len(prompt)}
+        for piece in [*self.special_vocab, "\n"]:
+            at = prompt.find(piece)
+            while at >= 0:
+                ends.add(at + len(piece))
+                at = prompt.find(piece, at + 1)
+        return sorted(ends, reverse=True)
 
     def _render_prompt(self, messages: list[dict], tools, template_kwargs: dict, options_key: str | None) -> str:
         if self._prompt_recipes is not None and all(type(t) is dict for t in tools or ()):

@@ -36,6 +36,7 @@ class Family(BaseModel):
         default_factory=dict, description="template options that turn reasoning 'on' and 'off', when it can be"
     )
     options: dict[str, str] = Field(default_factory=dict, description="reference options (a Mistral version)")
+    call_id_format: str | None = Field(None, description="the call ids the model writes, e.g. functions.{name}:{index}")
 
     def template_text(self) -> str:
         if self.template is None:
@@ -169,6 +170,7 @@ FAMILIES: list[Family] = [
         real_vocabulary=False,
         special_tokens=_KIMI,
         eos_token="<|im_end|>",
+        call_id_format="functions.{name}:{index}",
     ),
     Family(
         name="kimi-k2-thinking",
@@ -179,6 +181,7 @@ FAMILIES: list[Family] = [
         real_vocabulary=False,
         special_tokens=[*_KIMI, *_THINK],
         eos_token="<|im_end|>",
+        call_id_format="functions.{name}:{index}",
     ),
     Family(
         name="deepseek-v3.1",

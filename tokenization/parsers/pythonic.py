@@ -1,7 +1,9 @@
 """LFM2 / LFM2.5 tool calls: Python call syntax in one tag, `<|tool_call_start|>[get_weather(city='Paris'), f(n=1)]<|tool_call_end|>`.
 
 The list is read with Python's own parser (`ast`), never evaluated: only literals (and JSON's `true`, `false`,
-`null`, which the template writes for nested objects) are accepted as argument values.
+`null`, which the template writes for nested objects) are accepted as argument values. LFM2.5's template writes a
+string value between single quotes without escaping it, so a line break inside one is read as part of the value
+(a quote inside one cannot be told from its end: the family's own limit).
 """
 
 from __future__ import annotations
@@ -34,6 +36,27 @@ def _literal(node: ast.AST) -> Any:
     raise _NotLiteral(ast.dump(node)[:80])
 
 
+def _escape_breaks(text: str) -> str:
+    """`text` with the raw line breaks inside its quoted strings written as escapes (`\\n`, `\\r`)."""
+    out, quote, k = [], None, 0
+    while k < len(text):
+        ch = text[k]
+        if quote is None:
+            if ch in "'\"":
+                quote = ch
+        elif ch == "\\":
+            out.append(text[k : k + 2])
+            k += 2
+            continue
+        elif ch == quote:
+            quote = None
+        elif ch in "\n\r":
+            ch = "\\n" if ch == "\n" else "\\r"
+        out.append(ch)
+        k += 1
+    return "".join(out)
+
+
 def _function_name(node: ast.AST) -> str | None:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -54,7 +77,7 @@ class PythonicParser:
         index = 0
         for _, body in blocks:
             try:
-                tree = ast.parse(body.strip(), mode="eval").body
+                tree = ast.parse(_escape_breaks(body.strip()), mode="eval").body
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 result.fail(index, body, f"the call list is not valid Python call syntax ({exc}): {snippet(body)}")
                 index += 1
