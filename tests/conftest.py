@@ -59,6 +59,21 @@ def chat_tokenizers(hf_tokenizers):
     return {(v, t): ChatTokenizer(paired_tokenizer(hf_tokenizers[v], t)) for v in VOCABS for t in TEMPLATES}
 
 
+@pytest.fixture(scope="session")
+def family_tok():
+    """`family_tok(name)`: a model family's ChatTokenizer with the vocabulary its tests use, built once per name."""
+    from rollgym.rollouts.core.vocabularies import family_tokenizer
+
+    built: dict[str, object] = {}
+
+    def get(name: str):
+        if name not in built:
+            built[name] = family_tokenizer(name)
+        return built[name]
+
+    return get
+
+
 def _docker_or_skip() -> None:
     from rollgym.envs.sandbox import ensure_engine
 

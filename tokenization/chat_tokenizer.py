@@ -117,7 +117,7 @@ class ChatTokenizer:
         self.tool_parser_name = tool_parser or detect_parser(self.template)
         self.parser = make_parser(self.tool_parser_name) if self.tool_parser_name else None
         self.reasoning_tags: tuple[str, str] = getattr(self.parser, "reasoning_tags", ("<think>", "</think>"))
-        self.has_reasoning = self.reasoning_tags[0] in self.template
+        self.has_reasoning = any(tag in self.template for tag in self.reasoning_tags)
         self._added_ids = set(tokenizer.get_added_vocab().values())
         self._extra_stop = list(extra_stop_token_ids or [])
         self._bridge_tools: dict[str, bool] = {}

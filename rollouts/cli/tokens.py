@@ -13,15 +13,25 @@ from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
 
 
 def check_template(
-    model: str = typer.Argument(..., help="Tokenizer directory, `hf:/path`, or `smollm2-135m`."),
+    model: str | None = typer.Argument(None, help="Tokenizer directory, `hf:/path`, or `smollm2-135m`."),
     chat_template: str | None = typer.Option(
         None, "--chat-template", help="A Jinja chat template file to use instead."
     ),
+    all_families: bool = typer.Option(
+        False, "--all", help="The conformance matrix: every model family rollgym knows against its own reference."
+    ),
+    markdown: bool = typer.Option(False, "--markdown", help="With --all: print the matrix as docs/tokenization.md has it."),
 ) -> None:
-    """Certify a (tokenizer, chat template) pair for token-exact multi-turn rollouts."""
+    """Certify a (tokenizer, chat template) pair for token-exact multi-turn rollouts (or every family: --all)."""
     from rich.table import Table
 
     console = Console()
+    if all_families:
+        conformance_matrix(console, markdown)
+        return
+    if model is None:
+        console.print("[red]error:[/red] name a MODEL, or pass --all for every model family")
+        raise typer.Exit(2)
     try:
         tok = load_chat_tokenizer(model, chat_template)
     except RollgymError as exc:
@@ -41,6 +51,40 @@ def check_template(
         console.print(f"[red]REFUSED[/red]: probe {first.name!r} failed: {first.detail}")
         raise typer.Exit(1)
     console.print("[green]CERTIFIED[/green]: bridged trajectories are token-exact for this pair")
+
+
+def conformance_matrix(console: Console, markdown: bool) -> None:
+    """Print the families x scenarios matrix; exit 1 when a cell fails."""
+    from rich.table import Table
+
+    from rollgym.rollouts.core.vocabularies import family_tokenizer
+    from rollgym.tokenization import conformance
+    from rollgym.tokenization.families import FAMILIES
+
+    rows = []
+    for fam in FAMILIES:
+        try:
+            rows.append(conformance.row(family_tokenizer(fam), fam))
+        except RollgymError as exc:
+            console.print(f"[red]error:[/red] {fam.name}: {exc}")
+            raise typer.Exit(2) from None
+    if markdown:
+        print(conformance.markdown(rows), end="")
+    else:
+        table = Table(title="rollgym check-template --all: each family against its own reference")
+        for col in ["family", "reference", *(conformance.TITLES[s] for s in conformance.SCENARIOS)]:
+            table.add_column(col, overflow="fold")
+        colors = {"exact": "green", "exact (rewrites)": "cyan", "unsupported": "yellow", "fail": "red"}
+        for r in rows:
+            cells = [f"[{colors[c.status]}]{c.status}[/]" for c in r.cells]
+            table.add_row(r.family, r.reference, *cells)
+        console.print(table)
+        for r in rows:
+            for c in r.cells:
+                if c.status in ("unsupported", "fail"):
+                    console.print(f"{r.family} / {conformance.TITLES[c.scenario]}: {c.status}: {c.detail}")
+    if any(c.status == "fail" for r in rows for c in r.cells):
+        raise typer.Exit(1)
 
 
 def token_demo(

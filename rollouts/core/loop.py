@@ -20,8 +20,9 @@ from rollgym.envs.core.spaces import message_problem
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import SandboxError, UsageError
 from rollgym.limits import Limits
+from rollgym.rollouts.core.history import common_prefix, record_history_costs
 from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.core.records import ErrorCategory, ErrorRecord, Rollout, StopReason, ToolCall, Turn
+from rollgym.rollouts.core.records import ErrorCategory, ErrorRecord, Resample, Rollout, StopReason, ToolCall, Turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError
 from rollgym.version import __version__
 
@@ -148,6 +149,7 @@ async def run_rollout(
         token_exact=token_exact,
         rollgym_version=__version__,
         task_id=task_id_of(task),
+        history=getattr(policy, "history", "keep"),
     )
     t0 = time.perf_counter()
     scored = False
@@ -175,6 +177,7 @@ async def run_rollout(
     if not scored and (rollout.error is None or rollout.stop_reason == "timeout"):
         await _final_reward(env, rollout, limits)
     await asyncio.shield(_close(env))
+    record_history_costs(rollout, tokenizer if token_exact else None)
     timings = rollout.timings
     timings.generate_s = sum(t.generate_s for t in rollout.turns)
     timings.env_s = sum(t.env_s for t in rollout.turns)
@@ -226,6 +229,7 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
     sampled_total = 0
     history = list(messages)
     last_update: dict | None = None
+    resample: Resample | None = None
     for index in range(limits.max_turns):
         remaining = None if limits.max_total_tokens is None else limits.max_total_tokens - sampled_total
         if remaining is not None and remaining <= 0:
@@ -248,7 +252,7 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
             turn_sampling, last_update = sampling.model_copy(update=update), update
         # The turn's fields, made into a `Turn` once when the turn ends, however it ends (a turn whose
         # generation failed sampled nothing and is not recorded).
-        turn: dict[str, Any] = {"index": index, "prompt_len": prompt_len}
+        turn: dict[str, Any] = {"index": index, "prompt_len": prompt_len, "resample": resample}
         try:
             sampled_total += await _turn(
                 env, engine, tokenizer, traj, tools, history, turn, turn_sampling, context_bound
@@ -256,7 +260,24 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
         finally:
             if "generate_s" in turn:
                 rollout.turns.append(_turn_record(turn))
+        if rollout.history == "template" and traj is not None:
+            traj, resample = _follow_template(tokenizer, traj, history, tools, rollout.turns[-1], index)
     raise _Stop("max_turns", truncated=True)
+
+
+def _follow_template(tokenizer, traj, history: list, tools, turn: Turn, index: int):
+    """Under `history="template"`, the next prompt is what the template renders: when that is not the kept
+    sequence, the turn's bridge is dropped and a new sample starts (with where it departs from the last one)."""
+    try:
+        fresh = tokenizer.start(history, tools)
+    except TokenizationError as exc:
+        raise _Stop("error", _error("tokenization", exc, index)) from None
+    if fresh.prompt_ids == traj.next_prompt_ids:
+        return traj, None
+    kept = traj.next_prompt_ids[: len(traj) - len(turn.bridge_ids)]
+    shared = common_prefix(fresh.prompt_ids, kept)
+    turn.bridge_ids = []
+    return fresh, Resample(shared=shared, ids=fresh.prompt_ids[shared:])
 
 
 async def _turn(

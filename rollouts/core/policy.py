@@ -9,6 +9,7 @@ from typing import Any
 
 from rollgym.engines.registry import EngineSpec, parse_spec
 from rollgym.errors import UsageError
+from rollgym.rollouts.core.history import check_history
 from rollgym.tokenization import ChatTokenizer
 
 
@@ -51,6 +52,7 @@ class Policy:
         Policy("vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B") # a vLLM server (tokenizer: the #model)
         Policy(engine=my_engine, tokenizer="/path/to/model")  # your own engine object
         Policy(engine_factory=build, tokenizer=...)          # a function that builds the engine on each use
+        Policy("...", history="template")                     # each turn's prompt as the template renders it
         rg.policy_from_trainer(trainer)                       # TRL: the trainer's generator, current weights
 
     The tokenizer is built (and certified) at once, so a wrong spec fails here; the engine is built on
@@ -70,7 +72,9 @@ class Policy:
         need_tools: bool = True,
         log: Callable[[str], None] | None = None,
         engine_kwargs: dict[str, Any] | None = None,
+        history: str = "keep",
     ) -> None:
+        self.history = check_history(history)  # how each turn's prompt is built (rollouts.core.history)
         if sum(x is not None for x in (spec, engine, engine_factory)) != 1:
             raise UsageError(
                 "give a Policy either a spec string (e.g. 'smollm2-135m'), engine=... or engine_factory=..., "

@@ -56,11 +56,31 @@ class ToolCall(BaseModel):
     duration_s: float = 0.0
 
 
+HistoryMode = Literal["keep", "template"]
+
+
+class Resample(BaseModel):
+    """Under `history="template"`, a turn whose prompt (what the template renders) does not extend the previous
+    turn's sequence starts a new training sample: its prompt is that sequence's first `shared` ids, then `ids`
+    (stored once, not copied: the samples of a rollout form a tree sharing prefixes)."""
+
+    shared: int
+    ids: list[int]
+
+
+class HistoryCost(BaseModel):
+    """What one history choice makes of a rollout: training samples, and their tokens in all."""
+
+    samples: int
+    tokens: int
+
+
 class Turn(BaseModel):
     """One model turn: what was sampled, what it meant, and how the environment answered."""
 
     index: int
     prompt_len: int = Field(description="length of the prompt the engine saw for this turn")
+    resample: Resample | None = Field(None, description="this turn starts a new sample (history='template')")
     completion_ids: list[int] = Field(default_factory=list)
     logprobs: list[float] = Field(default_factory=list)
     finish_reason: str = "stop"
@@ -109,10 +129,37 @@ class Rollout(BaseModel):
     rollgym_version: str = ""
     timings: RolloutTimings = Field(default_factory=RolloutTimings)
     meta: dict[str, Any] = Field(default_factory=dict, description="provenance, e.g. the proxy session and segment")
+    history: HistoryMode = Field("keep", description="how each turn's prompt was built: keep (extend) or template")
+    history_cost: dict[str, HistoryCost] = Field(
+        default_factory=dict, description="samples and tokens under each history choice ('keep', 'template')"
+    )
 
     # --- derived views ---------------------------------------------------------------------------
+    def samples(self) -> list[dict[str, list]]:
+        """TRL's rollout keys for each training sample: one under `history="keep"`; under `"template"` one per
+        run of turns whose prompts extend each other (a rewrite of history starts the next)."""
+        out: list[dict[str, list]] = []
+        prompt, comp, logprobs, mask = list(self.prompt_ids), [], [], []
+        for k, turn in enumerate(self.turns):
+            if turn.resample is not None:
+                out.append({"prompt_ids": prompt, "completion_ids": comp, "logprobs": logprobs, "env_mask": mask})
+                prompt = (prompt + comp)[: turn.resample.shared] + turn.resample.ids
+                comp, logprobs, mask = [], [], []
+            comp += turn.completion_ids
+            logprobs += turn.logprobs
+            mask += [1] * len(turn.completion_ids)
+            if k + 1 < len(self.turns):
+                comp += turn.bridge_ids
+                logprobs += [0.0] * len(turn.bridge_ids)
+                mask += [0] * len(turn.bridge_ids)
+        out.append({"prompt_ids": prompt, "completion_ids": comp, "logprobs": logprobs, "env_mask": mask})
+        return out
+
     def token_view(self, keep_trailing_bridge: bool = False) -> dict[str, list]:
-        """TRL's rollout keys. By default the sequence ends on the model's last sampled token."""
+        """TRL's rollout keys. By default the sequence ends on the model's last sampled token. Under
+        `history="template"` with a rewrite, the last sample (the one holding the last turn; `samples()` has all)."""
+        if any(t.resample is not None for t in self.turns):
+            return self.samples()[-1]
         completion_ids: list[int] = []
         logprobs: list[float] = []
         env_mask: list[int] = []

@@ -50,7 +50,7 @@ class HarmonyCodec:
         self.vocab_size = 201088
         self.special_vocab = {t: enc.encode(t, allowed_special="all")[0] for t in enc.special_tokens_set}
         self.special_ids = set(self.special_vocab.values())
-        self.stop_ids = list(enc.stop_tokens_for_assistant_actions())  # <|call|>, <|return|>
+        self.stop_ids = sorted(enc.stop_tokens_for_assistant_actions())  # <|return|>, <|call|>
         self.message_end_ids = {self.special_vocab["<|end|>"], self.special_vocab["<|call|>"]}
         self.eos_id = self.special_vocab["<|return|>"]
         self._header = enc.render_conversation_for_completion(self._lib.Conversation.from_messages([]), self._lib.Role.ASSISTANT)
