@@ -84,3 +84,21 @@ def paired_tokenizer(hf, template: str, add_specials: bool = True):
             tok.bos_token = "<|begin_of_text|>"
     tok.chat_template = template_text(template)
     return tok
+
+
+def written_turn(tok, message: dict, tools=None) -> list[int]:
+    """The ids a model of `tok`'s family writes for assistant `message`, through its stop token, as the family's
+    reference writes that turn (a Jinja template's rendering, or the library's)."""
+    results = [
+        {"role": "tool", "tool_call_id": c["id"], "name": c["function"]["name"], "content": "ok"}
+        for c in message.get("tool_calls") or []
+    ]
+    conv = [{"role": "user", "content": "x"}, message, *(results or [{"role": "user", "content": "y"}])]
+    return tok.ids_of(tok.canonical_completion(conv, 1, tools, {}))
+
+
+def call_message(name: str, call_id: str | None = None, **args) -> dict:
+    """An assistant message making one tool call."""
+    from rollgym.tokenization.messages import make_tool_call
+
+    return {"role": "assistant", "content": "", "tool_calls": [make_tool_call(name, args, call_id)]}

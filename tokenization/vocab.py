@@ -17,6 +17,19 @@ from rollgym.tokenization.errors import TokenizationError
 #: Qwen2's pre-tokenisation regex (single digits, unlike GPT-4's 1-3 digit groups).
 QWEN_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
+#: o200k's pre-tokenisation regex (GPT-4o, GPT-OSS): tiktoken's `o200k_base` pattern.
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
 #: Qwen2/2.5/3 special tokens, at their real ids (151643 onwards).
 QWEN_SPECIAL_TOKENS = [
     "<|endoftext|>",
@@ -115,4 +128,13 @@ def qwen_tokenizer(ranks_file: str | os.PathLike, chat_template: str | None = No
     tok.pad_token = "<|endoftext|>"
     if chat_template is not None:
         tok.chat_template = chat_template
+    return tok
+
+
+def harmony_tokenizer(ranks_file: str | os.PathLike, special_tokens: dict[str, int]):
+    """GPT-OSS's vocabulary (o200k_harmony) as a Hugging Face tokenizer: o200k's ranks and Harmony's special tokens
+    (`special_tokens`: text -> id, every id from 199998 to 201087, as openai-harmony lists them)."""
+    ordered = [name for name, _ in sorted(special_tokens.items(), key=lambda kv: kv[1])]
+    tok = tokenizer_from_tiktoken(ranks_file, ordered, pattern=O200K_PATTERN, normalize_nfc=False)
+    tok.eos_token, tok.pad_token = "<|return|>", "<|endoftext|>"
     return tok

@@ -35,8 +35,11 @@ def certified_tokenizer(
         from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
 
         tok = load_chat_tokenizer(tokenizer, chat_template)
-    else:  # a transformers tokenizer (e.g. a trainer's processing_class)
-        tok = ChatTokenizer(tokenizer, chat_template=chat_template)
+    else:  # a transformers tokenizer (e.g. a trainer's processing_class); GPT-OSS's is rendered by openai-harmony
+        from rollgym.tokenization.formats import library_tokenizer
+
+        found = library_tokenizer(None, tokenizer) if chat_template is None else None
+        tok = found if found is not None else ChatTokenizer(tokenizer, chat_template=chat_template)
     if need_tools and not tok.supports_tools and chat_template is None:
         from rollgym.rollouts.core.templates_fallback import chatml_tools_fallback
 

@@ -116,6 +116,12 @@ def to_trl_columns(rollouts: list[Rollout], pad_id: int) -> dict[str, list]:
             f"{len(refused)} rollout(s) are not token-exact (engine {refused[0].engine!r}); "
             "text-only engines cannot be used for training"
         )
+    split = [r for r in rollouts if any(t.resample is not None for t in r.turns)]
+    if split:
+        raise UsageError(
+            f"{len(split)} rollout(s) are several training samples (history='template' and the template rewrote "
+            "history); TRL's GRPOTrainer takes one sample per rollout: use history='keep' (the default)"
+        )
     cols: dict[str, list] = {
         "prompt_ids": [],
         "completion_ids": [],
@@ -198,6 +204,11 @@ def make_rollout_func(
     picklable engine (a vLLM server the trainer syncs weights to), not the trainer's in-process model.
     """
     check_sampling(sampling)
+    if isinstance(policy, Policy) and policy.history != "keep":
+        raise UsageError(
+            "TRL's GRPOTrainer takes one sample per rollout; a policy with history='template' splits a rollout "
+            "wherever the template rewrites history: use history='keep' (the default) with TRL"
+        )
     executor = None
     if ray is not None and ray is not False:
         config = as_ray_config(ray)
