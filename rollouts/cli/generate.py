@@ -98,6 +98,12 @@ def generate_cmd(
         None, "--tokenizer", help="tokenizer directory (for vllm: specs without #MODEL)"
     ),
     chat_template: str | None = typer.Option(None, "--chat-template", help="Jinja chat template file"),
+    history: str = typer.Option(
+        "keep",
+        "--history",
+        help="keep: each turn's prompt extends the last exactly (one sample per rollout); template: each prompt is "
+        "what the template renders (a rewrite of history starts a new sample); docs/tokenization.md",
+    ),
     engine_arg: list[str] | None = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
     docker_host: list[str] | None = typer.Option(
         None,
@@ -170,6 +176,7 @@ def generate_cmd(
         engine_kwargs=parse_engine_args(engine_arg),
         retry_errors=retry_errors,
         ray=ray_options(ray, ray_resource, max_retries, workers),
+        history=history,
     )
     raise typer.Exit(code)
 
@@ -220,6 +227,7 @@ def run_generate(
     env_kwargs: dict | None = None,
     retry_errors: bool = True,
     ray: Any = None,
+    history: str = "keep",
 ) -> int:
     """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code
     (0; 1 when every rollout failed on infrastructure; 2 for a setup error; 130/143 when interrupted)."""
@@ -229,7 +237,12 @@ def run_generate(
             env, tasks, num_tasks=num_tasks
         )  # a wrong --tasks or --env fails here, before any model loads
         policy = Policy(
-            model, tokenizer=tokenizer, chat_template=chat_template, log=console.print, engine_kwargs=engine_kwargs
+            model,
+            tokenizer=tokenizer,
+            chat_template=chat_template,
+            log=console.print,
+            engine_kwargs=engine_kwargs,
+            history=history,
         )
         if workers == 1 and ray is None:
             policy.engine  # noqa: B018 - a model that cannot load fails here (Ray actors build their own)

@@ -1,4 +1,5 @@
-"""`rollgym export`: rollouts.jsonl -> Parquet with TRL-ready token columns, one row per rollout."""
+"""`rollgym export`: rollouts.jsonl -> Parquet with TRL-ready token columns, one row per training sample (one per
+rollout, or one per sample of a rollout that `history="template"` split where the template rewrote history)."""
 
 from __future__ import annotations
 
@@ -17,21 +18,23 @@ def export_rows(rollouts_path: str | Path, include_errored: bool = False) -> lis
             continue
         if not r.token_exact:
             continue  # a text-only trajectory has no ids to train on
-        row = {
+        shared = {
             "id": r.id,
             "env_id": r.env_id,
             "task_id": r.task_id,
             "group_id": r.group_id,
             "sample_index": r.sample_index,
-            **r.token_view(),
             "reward": r.reward,
             "stop_reason": r.stop_reason,
             "model": r.model,
+            "history": r.history,
             "messages_json": json.dumps(r.messages(), ensure_ascii=False),
         }
-        row.update({f"reward/{k}": v for k, v in r.reward_components.items()})
-        row.update({f"metric/{k}": v for k, v in r.metrics().items()})
-        rows.append(row)
+        shared.update({f"reward/{k}": v for k, v in r.reward_components.items()})
+        shared.update({f"metric/{k}": v for k, v in r.metrics().items()})
+        samples = r.samples()
+        for k, sample in enumerate(samples):
+            rows.append({**shared, **sample, "sample": k, "samples": len(samples)})
     return rows
 
 

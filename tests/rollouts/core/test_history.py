@@ -88,3 +88,22 @@ def test_old_records_load_as_keep():
     old = {"schema_version": 1, "task_id": "t", "prompt_ids": [1, 2], "turns": [{"index": 0, "prompt_len": 2, "completion_ids": [3]}]}
     r = Rollout.model_validate(old)
     assert r.history == "keep" and r.history_cost == {} and r.samples() == [r.token_view()]
+
+
+async def test_generate_records_the_choice_and_export_writes_a_row_per_sample(tool_tok, say, tmp_path):
+    from rollgym.rollouts.core.generate import generate_to_dir
+    from rollgym.rollouts.core.output import read_rollouts
+    from rollgym.rollouts.integrations.export import export_rows
+
+    def solve(prompt, sampling):
+        turns = tool_tok.decode(prompt).count("<tool_response>")
+        return [_odd_call(tool_tok, "add", a=2, b=3), _odd_call(tool_tok, "multiply", a=5, b=4), say.call("submit", answer=20)][turns]
+
+    policy = Policy(engine=ScriptedEngine(solve), tokenizer=tool_tok, history="template")
+    await generate_to_dir(env="rollgym/Calculator-v0", tasks=[TASK], policy=policy, out=tmp_path, n=2)
+    rollouts = list(read_rollouts(tmp_path / "rollouts.jsonl"))
+    assert [r.history for r in rollouts] == ["template", "template"]
+    assert all(r.history_cost["template"].samples == 3 for r in rollouts)
+    rows = export_rows(tmp_path / "rollouts.jsonl")
+    assert len(rows) == 6 and [row["sample"] for row in rows[:3]] == [0, 1, 2]
+    assert rows[1]["prompt_ids"] == rollouts[0].samples()[1]["prompt_ids"] and rows[0]["samples"] == 3

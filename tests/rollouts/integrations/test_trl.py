@@ -125,3 +125,30 @@ def test_the_policys_own_failures_keep_their_reward_others_are_unscorable():
     rewards = [1.0] + [0.0] * (len(errors) - 1)
     assert env_reward(None, reward=rewards, rollgym_error=errors) == [1.0, 0.0] + [None] * 7
     assert component_reward("resolved")(None, reward_resolved=rewards, rollgym_error=errors) == [1.0, 0.0] + [None] * 7
+
+
+@pytest.mark.parametrize("family", ["gpt-oss", "mistral-v11", "kimi-k2"])
+def test_rollout_func_columns_in_each_familys_own_format(family_tok, family):
+    """A GPT-OSS, Mistral or Kimi policy gives TRL token-exact columns ending on the family's own stop token."""
+    from support import call_message, written_turn
+
+    tok = family_tok(family)
+    probe = CalculatorEnv.default_tasks(1)[0]
+    from rollgym.envs import make
+
+    tools = make("rollgym/Calculator-v0").unwrapped.toolset.schemas()
+    submit = written_turn(tok, call_message("submit", "functions.submit:0", answer=probe["answer"]), tools)
+    func = make_rollout_func(
+        "rollgym/Calculator-v0",
+        Policy(engine=ScriptedEngine(lambda p, s: submit), tokenizer=tok),
+        limits=Limits(max_turns=2, max_tokens_per_turn=64),
+    )
+    cols = func([json.dumps(probe)] * 2, trainer=None)
+    assert cols["reward"] == [1.0, 1.0] and cols["completion_ids"] == [submit, submit]
+    assert all(m == [1] * len(submit) for m in cols["env_mask"]) and submit[-1] in tok.stop_token_ids
+    assert func.last_rollouts[0].history_cost["keep"].samples == 1
+
+
+def test_template_history_is_refused_with_a_reason(tool_tok):
+    with pytest.raises(ValueError, match="one sample per rollout"):
+        make_rollout_func("rollgym/Calculator-v0", Policy(engine=ScriptedEngine([]), tokenizer=tool_tok, history="template"))
