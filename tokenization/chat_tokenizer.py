@@ -24,9 +24,14 @@ from rollgym.tokenization.errors import (
     TokenizationError,
     UnsupportedFeatureError,
 )
-from rollgym.tokenization.ids import IdSeq
 from rollgym.tokenization.messages import make_tool_call, normalize_for_template
-from rollgym.tokenization.parsers import ParsedToolCalls, ToolCallParseError, detect_parser, make_parser, split_reasoning
+from rollgym.tokenization.parsers import (
+    ParsedToolCalls,
+    ToolCallParseError,
+    detect_parser,
+    make_parser,
+    split_reasoning,
+)
 from rollgym.tokenization.recipes import PROBES, RenderRecipes, deterministic, template_probes
 from rollgym.tokenization.rendering import TemplateRenderer
 from rollgym.tokenization.segmented import SegmentedEncoder, encode_text
@@ -175,7 +180,10 @@ class ChatTokenizer:
         try:
             if self._renderer is not None and all(type(t) is dict for t in tools or ()):
                 return self._renderer.render(
-                    normalize_for_template(messages, self.string_arguments), tools or None, add_generation_prompt, **template_kwargs
+                    normalize_for_template(messages, self.string_arguments),
+                    tools or None,
+                    add_generation_prompt,
+                    **template_kwargs,
                 )
             return self.hf.apply_chat_template(
                 normalize_for_template(messages, self.string_arguments),

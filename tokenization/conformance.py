@@ -133,7 +133,10 @@ def check_cell(tok, name: str, reasoning: dict[str, dict] | None = None, call_id
         return Cell(scenario=name, status="unsupported", detail="its generation prompt always opens a reasoning block")
     conv = scenario(name, call_id_format)
     if think:
-        conv = [dict(m, reasoning_content=f"Thinking about turn {i}.") if m["role"] == "assistant" else m for i, m in enumerate(conv)]
+        conv = [
+            dict(m, reasoning_content=f"Thinking about turn {i}.") if m["role"] == "assistant" else m
+            for i, m in enumerate(conv)
+        ]
     try:
         result = replay(tok, conv, TOOLS, options)
         if result.status == "fail":

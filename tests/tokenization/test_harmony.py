@@ -30,8 +30,11 @@ def test_bridge_after_a_call_is_the_librarys_rendering(tok, enc):
     """Prompt, a sampled call ending in <|call|>, the tool's result: ids equal the library's own render."""
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Oslo?"}]
     traj = tok.start(messages, TOOLS)
-    sampled = _ids(enc, '<|channel|>analysis<|message|>Need the tool.<|end|><|start|>assistant to=functions.get_weather'
-                   '<|channel|>commentary <|constrain|>json<|message|>{"city": "Oslo"}<|call|>')
+    sampled = _ids(
+        enc,
+        "<|channel|>analysis<|message|>Need the tool.<|end|><|start|>assistant to=functions.get_weather"
+        '<|channel|>commentary <|constrain|>json<|message|>{"city": "Oslo"}<|call|>',
+    )
     traj.add_completion(sampled, None, "stop")
     parsed = tok.parse_completion(sampled, TOOLS)
     assert parsed.errors == [] and parsed.message["reasoning_content"] == "Need the tool."
@@ -40,10 +43,15 @@ def test_bridge_after_a_call_is_the_librarys_rendering(tok, enc):
     ]
     traj.messages.append(parsed.message)
     bridge = traj.add_messages([{"role": "tool", "tool_call_id": parsed.tool_calls[0]["id"], "content": "-3C"}])
-    assert tok.decode(bridge) == "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>-3C<|end|><|start|>assistant"
+    assert (
+        tok.decode(bridge)
+        == "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>-3C<|end|><|start|>assistant"
+    )
     # The library renders the same conversation (analysis kept: no final answer yet) to exactly these ids.
     lib = tok.codec
-    conv = lib._conversation([*messages, {**parsed.message}, {"role": "tool", "name": "get_weather", "content": "-3C"}], TOOLS, {})
+    conv = lib._conversation(
+        [*messages, {**parsed.message}, {"role": "tool", "name": "get_weather", "content": "-3C"}], TOOLS, {}
+    )
     reference = enc.render_conversation_for_completion(Conversation.from_messages(conv), Role.ASSISTANT)
     assert traj.next_prompt_ids == list(reference)
 
@@ -52,13 +60,18 @@ def test_return_ends_an_answer_and_history_writes_end_and_drops_analysis(tok, en
     """The model ends an answer with <|return|>; the bridge continues after it. The library's re-render writes
     <|end|> there and drops the analysis once a final exists: certification reports the rewrite."""
     traj = tok.start([{"role": "user", "content": "Hi"}])
-    answer = _ids(enc, "<|channel|>analysis<|message|>Greet.<|end|><|start|>assistant<|channel|>final<|message|>Hello!<|return|>")
+    answer = _ids(
+        enc, "<|channel|>analysis<|message|>Greet.<|end|><|start|>assistant<|channel|>final<|message|>Hello!<|return|>"
+    )
     traj.add_completion(answer, None, "stop")
     bridge = traj.add_messages([{"role": "user", "content": "Again"}])
     assert tok.decode(bridge) == "<|start|>user<|message|>Again<|end|><|start|>assistant"
     rerender = tok.prompt_ids(
-        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!", "reasoning_content": "Greet."},
-         {"role": "user", "content": "Again"}]
+        [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello!", "reasoning_content": "Greet."},
+            {"role": "user", "content": "Again"},
+        ]
     )
     assert "Greet." not in tok.decode(rerender) and "Greet." in tok.decode(traj.next_prompt_ids)
     assert tok.decode(rerender).count("<|return|>") == 0 and tok.decode(traj.next_prompt_ids).count("<|return|>") == 1
@@ -72,8 +85,11 @@ def test_stop_ids_are_the_librarys_assistant_action_stops(tok, enc):
 
 
 def test_channel_before_recipient_and_preambles_parse_like_the_library(tok, enc):
-    sampled = _ids(enc, "<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant<|channel|>commentary "
-                   'to=functions.search <|constrain|>json<|message|>{"query": "x", "limit": 2}<|call|>')
+    sampled = _ids(
+        enc,
+        "<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.search <|constrain|>json<|message|>{"query": "x", "limit": 2}<|call|>',
+    )
     parsed = tok.parse_completion(sampled, TOOLS)
     assert parsed.errors == [] and parsed.message["content"] == "Checking."
     assert json.loads(parsed.tool_calls[0]["function"]["arguments"]) == {"query": "x", "limit": 2}
@@ -108,7 +124,9 @@ def test_the_published_jinja_template_is_not_the_library(tok, family_tok):
 
 def test_tool_results_without_a_name_take_it_from_the_call(tok, enc):
     traj = tok.start([{"role": "user", "content": "Weather?"}], TOOLS)
-    call = _ids(enc, ' to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Oslo"}<|call|>')
+    call = _ids(
+        enc, ' to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Oslo"}<|call|>'
+    )
     traj.add_completion(call, None, "stop", message={"role": "assistant", "content": "", "tool_calls": [TOOL_CALL]})
     bridge = traj.add_messages([{"role": "tool", "tool_call_id": "c1", "content": "-3C"}])
     assert tok.decode(bridge).startswith("<|start|>functions.get_weather to=assistant")

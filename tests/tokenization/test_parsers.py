@@ -146,7 +146,10 @@ def test_reasoning_split(text, reasoning, content):
 
 
 def test_unknown_parser_lists_known():
-    with pytest.raises(ValueError, match="known: cohere, deepseek, glm, hermes, kimi_k2, llama_json, pythonic, toolcall_json, xml_function"):
+    with pytest.raises(
+        ValueError,
+        match="known: cohere, deepseek, glm, hermes, kimi_k2, llama_json, pythonic, toolcall_json, xml_function",
+    ):
         make_parser("mistral")
 
 

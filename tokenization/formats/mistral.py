@@ -53,7 +53,10 @@ class MistralCodec:
         self.eos_id = tok.eos_id
         self.stop_ids = [tok.eos_id]
         self.message_end_ids = {tok.eos_id}
-        self._control = {name: self.special_vocab.get(name) for name in ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")}
+        self._control = {
+            name: self.special_vocab.get(name)
+            for name in ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")
+        }
         self.has_reasoning = self._control["[THINK]"] is not None
 
     @property
@@ -93,7 +96,9 @@ class MistralCodec:
             for c in message.get("tool_calls") or []
         ]
         if calls and content and self.version in ("v2", "v3", "v7"):
-            raise TemplateError(f"Mistral tokenizer {self.version} cannot write text and tool calls in one assistant turn")
+            raise TemplateError(
+                f"Mistral tokenizer {self.version} cannot write text and tool calls in one assistant turn"
+            )
         return AssistantMessage(content=content, tool_calls=calls or None)
 
     def _request(self, messages: list[dict], tools: list[dict] | None):
@@ -121,7 +126,11 @@ class MistralCodec:
             else:
                 raise TemplateError(f"Mistral has no role {role!r}")
         specs = [
-            Tool(function=Function(name=f["name"], description=f.get("description") or "", parameters=f.get("parameters") or {}))
+            Tool(
+                function=Function(
+                    name=f["name"], description=f.get("description") or "", parameters=f.get("parameters") or {}
+                )
+            )
             for f in ((t.get("function", t)) for t in tools or [])
         ]
         return ChatCompletionRequest(messages=out, tools=specs or None)
@@ -136,7 +145,7 @@ class MistralCodec:
             return list(self._tokenizer.encode_chat_completion(self._request(messages, tools)).tokens)
         except (TemplateError, UnsupportedFeatureError):
             raise
-        except Exception as exc:  # noqa: BLE001 - mistral-common raises its own exception types (and pydantic's)
+        except Exception as exc:
             raise TemplateError(f"mistral-common refused the conversation: {exc}") from exc
 
     def completion_ids(self, message: dict, tools, **options) -> list[int]:
@@ -149,7 +158,7 @@ class MistralCodec:
             )
         except TemplateError:
             raise
-        except Exception as exc:  # noqa: BLE001 - mistral-common's own validation errors
+        except Exception as exc:
             raise TemplateError(f"mistral-common refused the assistant turn: {exc}") from exc
 
     def parse(self, ids: list[int], tools) -> tuple[str | None, ParsedToolCalls]:

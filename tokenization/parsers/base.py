@@ -124,7 +124,9 @@ def tool_call_blocks(text: str) -> tuple[ParsedToolCalls, list[tuple[int, str]]]
     return result, blocks
 
 
-def delimited_items(text: str, section: tuple[str, str] | None, item: tuple[str, str]) -> tuple[ParsedToolCalls, list[tuple[int, str]]]:
+def delimited_items(
+    text: str, section: tuple[str, str] | None, item: tuple[str, str]
+) -> tuple[ParsedToolCalls, list[tuple[int, str]]]:
     """Split `text` into the content before the first call and the bodies of its `item` blocks.
 
     With a `section` (Kimi K2's `<|tool_calls_section_begin|>`, DeepSeek's `<｜tool▁calls▁begin｜>`), the calls

@@ -1,6 +1,6 @@
 """`rollgym check-template` and `rollgym demo` on the real default model's tokenizer."""
 
-from support import FIXTURES
+from support import TEMPLATE_DIR
 from typer.testing import CliRunner
 
 from rollgym.rollouts.cli import app
@@ -15,7 +15,9 @@ def test_check_template_certifies_the_default_model():
 
 
 def test_check_template_refuses_a_template_whose_tokens_are_missing():
-    result = runner.invoke(app, ["check-template", "smollm2-135m", "--chat-template", str(TEMPLATE_DIR / "llama3_1.jinja")])
+    result = runner.invoke(
+        app, ["check-template", "smollm2-135m", "--chat-template", str(TEMPLATE_DIR / "llama3_1.jinja")]
+    )
     assert result.exit_code == 1
     assert "REFUSED" in result.output and "turn_structure" in result.output
 

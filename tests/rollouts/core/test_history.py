@@ -37,7 +37,11 @@ async def _run(tool_tok, script, history: str) -> tuple[Rollout, list[list[int]]
 
 
 async def test_keep_extends_each_prompt_exactly(tool_tok, say):
-    script = [_odd_call(tool_tok, "add", a=2, b=3), _odd_call(tool_tok, "multiply", a=5, b=4), say.call("submit", answer=20)]
+    script = [
+        _odd_call(tool_tok, "add", a=2, b=3),
+        _odd_call(tool_tok, "multiply", a=5, b=4),
+        say.call("submit", answer=20),
+    ]
     r, seen = await _run(tool_tok, script, "keep")
     assert r.history == "keep" and len(r.samples()) == 1
     for before, after, turn in zip(seen, seen[1:], r.turns, strict=False):
@@ -50,7 +54,11 @@ async def test_keep_extends_each_prompt_exactly(tool_tok, say):
 
 
 async def test_template_sends_what_the_template_renders_and_splits_samples(tool_tok, say):
-    script = [_odd_call(tool_tok, "add", a=2, b=3), _odd_call(tool_tok, "multiply", a=5, b=4), say.call("submit", answer=20)]
+    script = [
+        _odd_call(tool_tok, "add", a=2, b=3),
+        _odd_call(tool_tok, "multiply", a=5, b=4),
+        say.call("submit", answer=20),
+    ]
     r, seen = await _run(tool_tok, script, "template")
     assert r.history == "template" and r.reward == 1.0
     history = list(r.initial_messages)
@@ -85,7 +93,12 @@ def test_history_choice_is_checked():
 
 
 def test_old_records_load_as_keep():
-    old = {"schema_version": 1, "task_id": "t", "prompt_ids": [1, 2], "turns": [{"index": 0, "prompt_len": 2, "completion_ids": [3]}]}
+    old = {
+        "schema_version": 1,
+        "task_id": "t",
+        "prompt_ids": [1, 2],
+        "turns": [{"index": 0, "prompt_len": 2, "completion_ids": [3]}],
+    }
     r = Rollout.model_validate(old)
     assert r.history == "keep" and r.history_cost == {} and r.samples() == [r.token_view()]
 
@@ -97,7 +110,11 @@ async def test_generate_records_the_choice_and_export_writes_a_row_per_sample(to
 
     def solve(prompt, sampling):
         turns = tool_tok.decode(prompt).count("<tool_response>")
-        return [_odd_call(tool_tok, "add", a=2, b=3), _odd_call(tool_tok, "multiply", a=5, b=4), say.call("submit", answer=20)][turns]
+        return [
+            _odd_call(tool_tok, "add", a=2, b=3),
+            _odd_call(tool_tok, "multiply", a=5, b=4),
+            say.call("submit", answer=20),
+        ][turns]
 
     policy = Policy(engine=ScriptedEngine(solve), tokenizer=tool_tok, history="template")
     await generate_to_dir(env="rollgym/Calculator-v0", tasks=[TASK], policy=policy, out=tmp_path, n=2)

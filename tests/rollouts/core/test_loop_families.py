@@ -30,7 +30,11 @@ async def test_calculator_episode_in_each_familys_format(family_tok, name):
         seen.append(list(prompt))
         return script[len(seen) - 1]
 
-    probe = await run_rollout(make("rollgym/Calculator-v0").unwrapped, Policy(engine=ScriptedEngine(lambda p, s: [tok.stop_token_ids[0]]), tokenizer=tok), TASK)
+    probe = await run_rollout(
+        make("rollgym/Calculator-v0").unwrapped,
+        Policy(engine=ScriptedEngine(lambda p, s: [tok.stop_token_ids[0]]), tokenizer=tok),
+        TASK,
+    )
     tools = probe.tools
     script += [written_turn(tok, call_message(n, i, **a), tools) for (n, a), i in zip(CALLS, ids, strict=True)]
     r = await run_rollout(env, Policy(engine=ScriptedEngine(engine), tokenizer=tok), TASK)

@@ -151,4 +151,6 @@ def test_rollout_func_columns_in_each_familys_own_format(family_tok, family):
 
 def test_template_history_is_refused_with_a_reason(tool_tok):
     with pytest.raises(ValueError, match="one sample per rollout"):
-        make_rollout_func("rollgym/Calculator-v0", Policy(engine=ScriptedEngine([]), tokenizer=tool_tok, history="template"))
+        make_rollout_func(
+            "rollgym/Calculator-v0", Policy(engine=ScriptedEngine([]), tokenizer=tool_tok, history="template")
+        )

@@ -20,7 +20,11 @@ TOOL = {
     "function": {
         "name": "add",
         "description": "Add two integers.",
-        "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        },
     },
 }
 #: What the model's own format writes after the tool result, as the family ends that message.
@@ -41,7 +45,10 @@ def family_proxy(family_tok):
 
     def make(name: str):
         tok = family_tok(name)
-        script = [written_turn(tok, call_message("add", "abc123def", a=1, b=2), [TOOL]), written_turn(tok, {"role": "assistant", "content": "It is 3."})]
+        script = [
+            written_turn(tok, call_message("add", "abc123def", a=1, b=2), [TOOL]),
+            written_turn(tok, {"role": "assistant", "content": "It is 3."}),
+        ]
         spy = SpyEngine(ScriptedEngine(script))
         proxy = RecordingProxy(Policy(engine=spy, tokenizer=tok))
         stack.enter_context(proxy.in_thread())
