@@ -89,6 +89,23 @@ def _load_template(chat_template: str | os.PathLike | None) -> str | None:
     raise InvalidInputError(f"chat_template is neither a Jinja template string nor an existing file: {text[:80]!r}")
 
 
+def _compact(history: list[dict]) -> list[dict]:
+    """What a history-dependent bridge needs of `history`, at a size that does not grow with its text: the leading
+    system message, every earlier tool call in order (their ids: Cohere numbers results by call position) with
+    empty arguments, and the last assistant turn as it is. Certification checks the bridges it gives in context."""
+    last = max((i for i, m in enumerate(history) if m.get("role") == "assistant"), default=-1)
+    if last < 0:
+        return list(history)
+    head = [history[0]] if history[0].get("role") in ("system", "developer") else []
+    calls = [
+        {**c, "function": {**(c.get("function") or {}), "arguments": "{}"}}
+        for m in history[:last]
+        for c in m.get("tool_calls") or []
+    ]
+    earlier = [{"role": "assistant", "content": "", "tool_calls": calls}] if calls else []
+    return [*head, {"role": "user", "content": "..."}, *earlier, history[last]]
+
+
 def _options_key(tools: list[dict] | None, template_kwargs: dict) -> str:
     """Tools and template options as a hashable key ("" when there are neither; keys in their order)."""
     return json.dumps([tools, template_kwargs], default=str) if tools or template_kwargs else ""
@@ -537,7 +554,7 @@ class ChatTokenizer:
                 "this template renders environment messages according to the whole conversation, so a turn that "
                 "did not end with a stop token (a truncated one) cannot be continued: use truncation='end'"
             )
-        tail = self._history_tail(history, new_messages, tools, template_kwargs)
+        tail = self._history_tail(_compact(history), new_messages, tools, template_kwargs)
         if tail is None:
             raise BridgeError("the template re-rendered the conversation's history; cannot bridge after it")
         return Bridge(ids=self.encode(tail), closed_turn=False)

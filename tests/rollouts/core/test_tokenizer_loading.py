@@ -1,0 +1,45 @@
+"""A model directory names its family: GPT-OSS's vocabulary is rendered by openai-harmony, a `tekken.json` by
+mistral-common, everything else by its own Jinja template."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
+from rollgym.rollouts.core.vocabularies import o200k_dir, tekken_file
+from rollgym.tokenization import ChatTokenizer
+from rollgym.tokenization.formats import FormatTokenizer
+from rollgym.tokenization.vocab import harmony_tokenizer
+
+
+def _model_dir(path):
+    path.mkdir()
+    (path / "config.json").write_text(json.dumps({"model_type": "test"}))
+    return path
+
+
+def test_a_gpt_oss_directory_is_rendered_by_harmony_and_its_vocabulary_matches_the_library(tmp_path, family_tok):
+    harmony = family_tok("gpt-oss")
+    hf = harmony_tokenizer(o200k_dir() / "o200k_base.tiktoken", harmony.codec.special_vocab)
+    hf.save_pretrained(_model_dir(tmp_path / "gpt-oss"))
+    tok = load_chat_tokenizer(str(tmp_path / "gpt-oss"))
+    assert isinstance(tok, FormatTokenizer) and tok.codec.name == "harmony"
+    enc = harmony.codec._encoding
+    for text in ["Hello wörld 123456 ", "<|start|>user<|message|>x<|end|>", "  spaces\n\n\tdef f(): return 1 日本"]:
+        assert tok.encode(text) == list(enc.encode(text, allowed_special="all"))  # the HF vocabulary is the library's
+    assert Policy(engine=object(), tokenizer=str(tmp_path / "gpt-oss")).tokenizer.codec.name == "harmony"
+    # A Jinja template given by name wins over the library.
+    from rollgym.tokenization.families import template_text
+
+    jinja = load_chat_tokenizer(str(tmp_path / "gpt-oss"), template_text("gpt_oss.jinja"))
+    assert type(jinja) is ChatTokenizer
+
+
+def test_a_directory_with_tekken_json_is_rendered_by_mistral_common(tmp_path):
+    model = _model_dir(tmp_path / "mistral")
+    shutil.copy(tekken_file("v11"), model / "tekken.json")
+    tok = load_chat_tokenizer(str(model))
+    assert isinstance(tok, FormatTokenizer) and tok.codec.name == "mistral" and tok.codec.version == "v11"
+    assert tok.certify().passed and tok.stop_token_ids == [tok.codec.eos_id]
