@@ -138,7 +138,56 @@ def run_demo(model: str) -> None:
     console.print(json.dumps({k: v[:12] + (["..."] if len(v) > 12 else []) for k, v in out.items()}))
 
 
+def history_cost(
+    run_dir: str = typer.Argument(..., help="a `rollgym generate --out` directory"),
+    model: str = typer.Option(..., "--model", help="the tokenizer the run used: a spec, `hf:/dir` or a directory"),
+    chat_template: str | None = typer.Option(None, "--chat-template", help="the Jinja template the run used"),
+) -> None:
+    """Per rollout, the training samples and tokens `--history keep` and `--history template` give; writes
+    RUN_DIR/history_costs.jsonl."""
+    from pathlib import Path
+
+    from rollgym.rollouts.core.history import history_costs
+    from rollgym.rollouts.core.output import ROLLOUTS_FILE, read_rollouts
+
+    console = Console()
+    try:
+        tok = load_chat_tokenizer(model, chat_template)
+        rollouts = [r for r in read_rollouts(Path(run_dir) / ROLLOUTS_FILE) if r.token_exact and r.turns]
+    except (RollgymError, OSError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    totals = {"keep": [0, 0], "template": [0, 0]}
+    lines = []
+    for r in rollouts:
+        try:
+            cost = history_costs(r, tok)
+        except RollgymError as exc:
+            console.print(f"{r.task_id}#{r.sample_index}: cannot render again ({exc})")
+            continue
+        for mode, c in cost.items():
+            totals[mode][0] += c.samples
+            totals[mode][1] += c.tokens
+        lines.append(
+            json.dumps(
+                {
+                    "id": r.id,
+                    "task_id": r.task_id,
+                    "sample_index": r.sample_index,
+                    "history": r.history,
+                    **{m: c.model_dump() for m, c in cost.items()},
+                }
+            )
+        )
+    (Path(run_dir) / "history_costs.jsonl").write_text("".join(f"{line}\n" for line in lines))
+    n = max(len(lines), 1)
+    console.print(f"{len(lines)} rollouts ({run_dir}/history_costs.jsonl):")
+    for mode, (samples, tokens) in totals.items():
+        console.print(f"  {mode:<8} {samples:>7} samples ({samples / n:.2f} per rollout), {tokens:>10,} tokens")
+
+
 def register(app: typer.Typer) -> None:
     """Add the tokenization commands to the `rollgym` CLI."""
     app.command("check-template")(check_template)
     app.command("token-demo")(token_demo)
+    app.command("history-cost")(history_cost)

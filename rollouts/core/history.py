@@ -1,8 +1,10 @@
 """The run-level choice for templates that rewrite history (Qwen3, DeepSeek R1, GPT-OSS and Nemotron drop earlier
 reasoning; Mistral moves its tool list): `keep`, where each turn's prompt extends the previous one exactly, so the
 model sees its own earlier turns as it sampled them and a rollout is one training sample; or `template`, where each
-turn's prompt is what the template renders, so a rewrite starts a new sample. Every rollout records what both
-choices make of it (`Rollout.history_cost`): a user can see what switching would cost before doing it.
+turn's prompt is what the template renders, so a rewrite starts a new sample. `history_costs` says what both
+choices make of a rollout (samples and tokens): a `template` rollout records it as it ends (it costs a bridge per
+turn); for `keep` rollouts `rollgym history-cost RUN_DIR` computes it afterwards, since it costs a full render per
+turn, which would multiply the loop's own cost per turn by 2 to 4 if every rollout paid it.
 """
 
 from __future__ import annotations
@@ -66,8 +68,9 @@ def history_costs(rollout: Rollout, tokenizer: ChatTokenizer) -> dict[str, Histo
 
 
 def record_history_costs(rollout: Rollout, tokenizer: ChatTokenizer | None) -> None:
-    """Fill `rollout.history_cost`; a conversation the template cannot render again leaves it empty."""
-    if tokenizer is None or not rollout.token_exact or not rollout.turns:
+    """Fill `rollout.history_cost` of a `template` rollout (a conversation the template cannot render again leaves
+    it empty); `keep` rollouts get it from `rollgym history-cost`."""
+    if tokenizer is None or rollout.history != "template" or not rollout.token_exact or not rollout.turns:
         return
     try:
         rollout.history_cost = history_costs(rollout, tokenizer)

@@ -7,6 +7,7 @@ import pytest
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs import make
 from rollgym.errors import UsageError
+from rollgym.rollouts.core.history import history_costs
 from rollgym.rollouts.core.loop import run_rollout
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.core.records import Rollout
@@ -46,11 +47,14 @@ async def test_keep_extends_each_prompt_exactly(tool_tok, say):
     assert r.history == "keep" and len(r.samples()) == 1
     for before, after, turn in zip(seen, seen[1:], r.turns, strict=False):
         assert after[: len(before) + len(turn.completion_ids)] == before + turn.completion_ids  # sampled ids kept
-    # The template would re-render the compact calls: two rewrites, three samples, recorded without running it.
-    assert r.history_cost["keep"].samples == 1
-    assert r.history_cost["keep"].tokens == len(r.prompt_ids) + len(r.token_view()["completion_ids"])
-    assert r.history_cost["template"].samples == 3
-    assert r.history_cost["template"].tokens > r.history_cost["keep"].tokens
+    # The template would re-render the compact calls: two rewrites, three samples, counted without running it
+    # (afterwards: a keep rollout does not pay a full render per turn in the loop).
+    assert r.history_cost == {}
+    cost = history_costs(r, tool_tok)
+    assert cost["keep"].samples == 1
+    assert cost["keep"].tokens == len(r.prompt_ids) + len(r.token_view()["completion_ids"])
+    assert cost["template"].samples == 3
+    assert cost["template"].tokens > cost["keep"].tokens
 
 
 async def test_template_sends_what_the_template_renders_and_splits_samples(tool_tok, say):
@@ -84,7 +88,7 @@ async def test_template_without_rewrites_is_one_sample_like_keep(tool_tok, say):
     kept, _ = await _run(tool_tok, script, "keep")
     templated, _ = await _run(tool_tok, list(script), "template")
     assert len(templated.samples()) == 1 and templated.token_view() == kept.token_view()
-    assert kept.history_cost["template"].samples == 1
+    assert history_costs(kept, tool_tok)["template"].samples == 1 == templated.history_cost["template"].samples
 
 
 def test_history_choice_is_checked():
@@ -124,3 +128,33 @@ async def test_generate_records_the_choice_and_export_writes_a_row_per_sample(to
     rows = export_rows(tmp_path / "rollouts.jsonl")
     assert len(rows) == 6 and [row["sample"] for row in rows[:3]] == [0, 1, 2]
     assert rows[1]["prompt_ids"] == rollouts[0].samples()[1]["prompt_ids"] and rows[0]["samples"] == 3
+
+
+def test_history_cost_reports_both_choices_for_a_run(tool_tok, say, tmp_path):
+    import asyncio
+    import json
+
+    from typer.testing import CliRunner
+
+    from rollgym.rollouts.cli import app
+    from rollgym.rollouts.core.generate import generate_to_dir
+
+    script = [_odd_call(tool_tok, "add", a=2, b=3), say.call("submit", answer=20)]
+    policy = Policy(
+        engine=ScriptedEngine(lambda p, s: script[tool_tok.decode(p).count("<tool_response>")]), tokenizer=tool_tok
+    )
+    asyncio.run(generate_to_dir(env="rollgym/Calculator-v0", tasks=[TASK], policy=policy, out=tmp_path, n=2))
+    from rollgym.tokenization.templates import CHATML_TOOLS
+
+    template = tmp_path / "chatml_tools.jinja"
+    template.write_text(CHATML_TOOLS)
+    result = CliRunner().invoke(
+        app, ["history-cost", str(tmp_path), "--model", "smollm2-135m", "--chat-template", str(template)]
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "keep           2 samples (1.00 per rollout)" in result.output
+        and "template       4 samples (2.00" in result.output
+    )
+    rows = [json.loads(line) for line in (tmp_path / "history_costs.jsonl").read_text().splitlines()]
+    assert [(row["keep"]["samples"], row["template"]["samples"]) for row in rows] == [(1, 2), (1, 2)]

@@ -7,6 +7,7 @@ from support import call_message, written_turn
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs import make
+from rollgym.rollouts.core.history import history_costs
 from rollgym.rollouts.core.loop import run_rollout
 from rollgym.rollouts.core.policy import Policy
 from rollgym.tokenization.families import FAMILIES
@@ -51,5 +52,6 @@ async def test_calculator_episode_in_each_familys_format(family_tok, name):
     # history (Qwen3 writes an empty <think> only in the newest turn), the rollout says what `template` would cost.
     if fam.reference != "template" or name in APPEND_ONLY:
         assert all(rerendered)
-    assert r.history_cost["keep"].samples == 1
-    assert r.history_cost["template"].samples == 1 + sum(not ok for ok in rerendered[1:])
+    cost = history_costs(r, tok)
+    assert cost["keep"].samples == 1
+    assert cost["template"].samples == 1 + sum(not ok for ok in rerendered[1:])

@@ -146,7 +146,7 @@ def test_rollout_func_columns_in_each_familys_own_format(family_tok, family):
     cols = func([json.dumps(probe)] * 2, trainer=None)
     assert cols["reward"] == [1.0, 1.0] and cols["completion_ids"] == [submit, submit]
     assert all(m == [1] * len(submit) for m in cols["env_mask"]) and submit[-1] in tok.stop_token_ids
-    assert func.last_rollouts[0].history_cost["keep"].samples == 1
+    assert func.last_rollouts[0].history == "keep" and len(func.last_rollouts[0].samples()) == 1
 
 
 def test_template_history_is_refused_with_a_reason(tool_tok):
