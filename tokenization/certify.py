@@ -294,7 +294,7 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
             status="rewrites_history",
             trajectory_ids=got,
             reference_ids=want,
-            detail=f"the template re-renders assistant turn(s) {rewritten} differently later; "
+            detail=f"the template re-renders assistant turn(s) {rewritten} differently later ({_change(tok, got, want)}); "
             "the trajectory keeps what was sampled; bridges checked in context",
         )
     return ReplayResult(
@@ -304,6 +304,19 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
         detail=f"assistant turn(s) {noncanonical} merge with the prompt under BPE, so no sampled sequence "
         "equals a full render; bridges checked in context",
     )
+
+
+def _change(tok, kept: list[int], rendered: list[int]) -> str:
+    """What the re-render changes, at its first difference: the kept text and the text the template writes there."""
+    at = next(
+        (k for k, (a, b) in enumerate(zip(kept, rendered, strict=False)) if a != b), min(len(kept), len(rendered))
+    )
+    end_kept = next(
+        (k for k in range(at, len(kept)) if kept[k:] == rendered[len(rendered) - len(kept) + k :]), len(kept)
+    )
+    end_rendered = len(rendered) - (len(kept) - end_kept)
+    sampled, again = tok.decode(list(kept[at:end_kept]))[:60], tok.decode(list(rendered[at:end_rendered]))[:60]
+    return f"sampled {sampled!r}, re-rendered {again!r}"
 
 
 def _diff(tok, got: list[int], want: list[int]) -> str:
