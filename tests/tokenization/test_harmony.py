@@ -133,3 +133,14 @@ def test_tool_results_without_a_name_take_it_from_the_call(tok, enc):
     author = Author.new(Role.TOOL, "functions.get_weather")
     result = Message.from_author_and_content(author, "-3C").with_channel("commentary").with_recipient("assistant")
     assert bridge[: len(enc.render(result))] == list(enc.render(result))
+
+
+@pytest.mark.parametrize("name", ["gpt-oss", "mistral-v11"])
+def test_library_tokenizers_pickle_for_worker_processes(family_tok, name):
+    """Ray actors and worker processes receive the tokenizer pickled: the library handle is rebuilt there."""
+    import pickle
+
+    tok = family_tok(name)
+    again = pickle.loads(pickle.dumps(tok))
+    conv = [{"role": "user", "content": "Hi"}]
+    assert again.prompt_ids(conv, TOOLS) == tok.prompt_ids(conv, TOOLS) and again.stop_token_ids == tok.stop_token_ids
