@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from rollgym.tokenization.families import family
+
 FIXTURES = Path(__file__).parent / "fixtures"
 TEMPLATE_DIR = Path(__file__).parents[1] / "tokenization" / "families" / "templates"
 TEMPLATES = ["qwen2_5", "qwen3", "qwen3_5_think", "llama3_1", "glm4moe", "gemma3"]
@@ -42,24 +44,7 @@ TEMPLATE_SPECIALS = {
         "<|eom_id|>",
         "<|python_tag|>",
     ],
-    "glm4moe": [
-        "[gMASK]",
-        "<sop>",
-        "<|system|>",
-        "<|user|>",
-        "<|assistant|>",
-        "<|observation|>",
-        "<think>",
-        "</think>",
-        "<tool_call>",
-        "</tool_call>",
-        "<tool_response>",
-        "</tool_response>",
-        "<arg_key>",
-        "</arg_key>",
-        "<arg_value>",
-        "</arg_value>",
-    ],
+    "glm4moe": family("glm-4.5").special_tokens,
     "gemma3": ["<bos>", "<start_of_turn>", "<end_of_turn>"],
 }
 

@@ -213,6 +213,15 @@ class FormatTokenizer(ChatTokenizer):
         return state
 
 
+def content_text(content: Any) -> str:
+    """A message's content as text: a string as it is, text parts joined with newlines (as vLLM joins them)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
 def _named_tool_results(messages: list[dict], history: list[dict]) -> list[dict]:
     """Tool results with the `name` of the call they answer (Harmony addresses a result from `functions.NAME`),
     taken from the assistant turn in `history` that made the call when the result does not carry it."""

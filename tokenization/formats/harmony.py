@@ -16,20 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from rollgym.tokenization.errors import TemplateError, TokenizationError, UnsupportedFeatureError
+from rollgym.tokenization.formats.base import content_text
 from rollgym.tokenization.parsers.base import ParsedToolCalls, json_arguments, snippet
 
 _EFFORTS = ("low", "medium", "high")
-
-
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
 
 
 class HarmonyCodec:
@@ -125,7 +117,7 @@ class HarmonyCodec:
         reasoning = message.get("reasoning_content") or message.get("reasoning") or message.get("thinking")
         if reasoning:
             out.append(lib.Message.from_role_and_content(role, str(reasoning)).with_channel("analysis"))
-        content, calls = _text(message.get("content")), message.get("tool_calls") or []
+        content, calls = content_text(message.get("content")), message.get("tool_calls") or []
         if calls:
             if content:
                 out.append(lib.Message.from_role_and_content(role, content).with_channel("commentary"))
@@ -148,16 +140,16 @@ class HarmonyCodec:
         rest = list(messages)
         instructions = None
         if rest and rest[0].get("role") in ("system", "developer"):
-            instructions = _text(rest.pop(0).get("content"))
+            instructions = content_text(rest.pop(0).get("content"))
         out = [self._system(options)]
         if instructions or tools:
             out.append(self._developer(instructions, tools))
         for message in rest:
             role = message.get("role")
             if role in ("system", "developer"):
-                out.append(self._developer(_text(message.get("content")), None))
+                out.append(self._developer(content_text(message.get("content")), None))
             elif role == "user":
-                out.append(lib.Message.from_role_and_content(lib.Role.USER, _text(message.get("content"))))
+                out.append(lib.Message.from_role_and_content(lib.Role.USER, content_text(message.get("content"))))
             elif role == "assistant":
                 out += self._assistant(message)
             elif role == "tool":
@@ -166,7 +158,7 @@ class HarmonyCodec:
                     raise TemplateError("a Harmony tool result names its function: give the tool message a `name`")
                 author = lib.Author.new(lib.Role.TOOL, f"functions.{name}")
                 out.append(
-                    lib.Message.from_author_and_content(author, _text(message.get("content")))
+                    lib.Message.from_author_and_content(author, content_text(message.get("content")))
                     .with_channel("commentary")
                     .with_recipient("assistant")
                 )

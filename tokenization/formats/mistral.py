@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from rollgym.tokenization.errors import TemplateError, UnsupportedFeatureError
+from rollgym.tokenization.formats.base import content_text
 from rollgym.tokenization.parsers.base import ParsedToolCalls, json_arguments, snippet
 from rollgym.tokenization.parsers.toolcall_json import json_call_list
 
@@ -26,14 +27,6 @@ def mistral_call_id(call_id: str | None) -> str:
     """A call id Mistral accepts (9 letters and digits): the id itself when it is one, else a stable digest."""
     call_id = str(call_id or "")
     return call_id if _CALL_ID.match(call_id) else hashlib.sha1(call_id.encode()).hexdigest()[:9]
-
-
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
 
 
 class MistralCodec:
@@ -81,7 +74,7 @@ class MistralCodec:
         from mistral_common.protocol.instruct.messages import AssistantMessage
         from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall
 
-        content: Any = _text(message.get("content")) or None
+        content: Any = content_text(message.get("content")) or None
         reasoning = message.get("reasoning_content")
         if reasoning and self.has_reasoning:
             content = [ThinkChunk(thinking=str(reasoning)), *([TextChunk(text=content)] if content else [])]
@@ -110,15 +103,15 @@ class MistralCodec:
         for message in messages:
             role = message.get("role")
             if role in ("system", "developer"):
-                out.append(SystemMessage(content=_text(message.get("content"))))
+                out.append(SystemMessage(content=content_text(message.get("content"))))
             elif role == "user":
-                out.append(UserMessage(content=_text(message.get("content"))))
+                out.append(UserMessage(content=content_text(message.get("content"))))
             elif role == "assistant":
                 out.append(self._assistant(message))
             elif role == "tool":
                 out.append(
                     ToolMessage(
-                        content=_text(message.get("content")),
+                        content=content_text(message.get("content")),
                         tool_call_id=mistral_call_id(message.get("tool_call_id")),
                         name=message.get("name"),
                     )

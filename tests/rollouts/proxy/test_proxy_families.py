@@ -15,18 +15,6 @@ from rollgym.engines.scripted import ScriptedEngine
 from rollgym.rollouts.core.policy import Policy
 
 FAMILIES = ["gpt-oss", "mistral-v3", "mistral-v11"]
-TOOL = {
-    "type": "function",
-    "function": {
-        "name": "add",
-        "description": "Add two integers.",
-        "parameters": {
-            "type": "object",
-            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-            "required": ["a", "b"],
-        },
-    },
-}
 #: What the model's own format writes after the tool result, as the family ends that message.
 RESULT = {
     "gpt-oss": "<|start|>functions.add to=assistant<|channel|>commentary<|message|>3<|end|><|start|>assistant",
@@ -36,7 +24,13 @@ RESULT = {
 
 
 @pytest.fixture()
-def family_proxy(family_tok):
+def tool(tools):
+    """The proxy tests' `add` tool (tests/rollouts/proxy/conftest.py)."""
+    return tools[0]
+
+
+@pytest.fixture()
+def family_proxy(family_tok, tool):
     from contextlib import ExitStack
 
     from rollgym.rollouts.proxy import RecordingProxy
@@ -46,7 +40,7 @@ def family_proxy(family_tok):
     def make(name: str):
         tok = family_tok(name)
         script = [
-            written_turn(tok, call_message("add", "abc123def", a=1, b=2), [TOOL]),
+            written_turn(tok, call_message("add", "abc123def", a=1, b=2), [tool]),
             written_turn(tok, {"role": "assistant", "content": "It is 3."}),
         ]
         spy = SpyEngine(ScriptedEngine(script))
@@ -69,25 +63,25 @@ def _check_records(tok, sess, spy, script, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_chat_completions(family_proxy, name):
+def test_chat_completions(family_proxy, tool, name):
     tok, sess, spy, script = family_proxy(name)
     client = openai.OpenAI(base_url=sess.base_url, api_key="x", max_retries=0)
     messages = [{"role": "user", "content": "Add 1 and 2."}]
-    first = client.chat.completions.create(model="m", messages=messages, tools=[TOOL]).choices[0]
+    first = client.chat.completions.create(model="m", messages=messages, tools=[tool]).choices[0]
     assert first.finish_reason == "tool_calls"
     (call,) = first.message.tool_calls
     assert call.function.name == "add" and json.loads(call.function.arguments) == {"a": 1, "b": 2}
     messages += [first.message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": call.id, "content": "3"}]
-    second = client.chat.completions.create(model="m", messages=messages, tools=[TOOL]).choices[0]
+    second = client.chat.completions.create(model="m", messages=messages, tools=[tool]).choices[0]
     assert second.message.content == "It is 3." and second.finish_reason == "stop"
     _check_records(tok, sess, spy, script, name)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_anthropic_messages(family_proxy, name):
+def test_anthropic_messages(family_proxy, tool, name):
     tok, sess, spy, script = family_proxy(name)
     client = anthropic.Anthropic(base_url=sess.base_url.removesuffix("/v1"), api_key="x", max_retries=0)
-    tool = {"name": "add", "description": "Add two integers.", "input_schema": TOOL["function"]["parameters"]}
+    tool = {"name": "add", "description": "Add two integers.", "input_schema": tool["function"]["parameters"]}
     user = [{"role": "user", "content": "Add 1 and 2."}]
     first = client.messages.create(model="m", max_tokens=256, messages=user, tools=[tool])
     (use,) = [b for b in first.content if b.type == "tool_use"]
@@ -102,10 +96,10 @@ def test_anthropic_messages(family_proxy, name):
 
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_responses(family_proxy, name):
+def test_responses(family_proxy, tool, name):
     tok, sess, spy, script = family_proxy(name)
     client = openai.OpenAI(base_url=sess.base_url, api_key="x", max_retries=0)
-    tool = {"type": "function", **TOOL["function"]}
+    tool = {"type": "function", **tool["function"]}
     items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Add 1 and 2."}]}]
     first = client.responses.create(model="m", input=items, tools=[tool], store=False)
     (fc,) = [o for o in first.output if o.type == "function_call"]
