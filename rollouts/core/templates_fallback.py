@@ -9,6 +9,15 @@ from rollgym.tokenization.templates import CHATML_TOOLS
 def chatml_tools_fallback(tok: ChatTokenizer, log=print) -> ChatTokenizer:
     """Return `tok` with CHATML_TOOLS when its vocabulary is ChatML; refuse clearly otherwise."""
     vocab = tok.hf.get_vocab()
+    if tok.tool_parser_name is not None:  # a tool-call format, but no tool schemas rendered (DeepSeek's own templates)
+        from rollgym.tokenization.families import FAMILIES
+
+        shipped = [f.template for f in FAMILIES if f.tool_format == tok.tool_parser_name and f.template]
+        raise UnsupportedFeatureError(
+            f"the model's chat template writes {tok.tool_parser_name} tool calls but renders no tool schemas, so the "
+            "model would never see its tools: pass --chat-template with a template that renders them"
+            + (f" (rollgym ships {', '.join(shipped)} in rollgym/tokenization/families/templates/)" if shipped else "")
+        )
     if "<|im_start|>" not in vocab or "<|im_end|>" not in vocab:
         raise UnsupportedFeatureError(
             "the model's chat template has no tool calling and its vocabulary is not ChatML: "

@@ -43,3 +43,23 @@ def test_a_directory_with_tekken_json_is_rendered_by_mistral_common(tmp_path):
     tok = load_chat_tokenizer(str(model))
     assert isinstance(tok, FormatTokenizer) and tok.codec.name == "mistral" and tok.codec.version == "v11"
     assert tok.certify().passed and tok.stop_token_ids == [tok.codec.eos_id]
+
+
+def test_a_template_that_renders_no_tool_schemas_is_refused_naming_the_shipped_ones():
+    """DeepSeek's own templates write its tool-call format but never show the model its tools."""
+    import copy
+
+    import pytest
+
+    from rollgym.rollouts.core.vocabularies import deepseek_vocabulary
+    from rollgym.tokenization import UnsupportedFeatureError
+
+    hf = copy.deepcopy(deepseek_vocabulary())
+    hf.chat_template = (
+        "{% for m in messages %}{% if m['role'] == 'user' %}<｜User｜>{{ m['content'] }}{% elif m['role'] == 'assistant' %}"
+        "<｜Assistant｜>{{ m['content'] }}<｜tool▁calls▁begin｜><｜end▁of▁sentence｜>{% elif m['role'] == 'tool' %}"
+        "<｜tool▁output▁begin｜>{{ m['content'] }}<｜tool▁output▁end｜>{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<｜Assistant｜>{% endif %}"
+    )
+    with pytest.raises(UnsupportedFeatureError, match="renders no tool schemas.*deepseek_v3_1_tools.jinja"):
+        Policy(engine=object(), tokenizer=hf)
