@@ -64,14 +64,7 @@ def family_tok():
     """`family_tok(name)`: a model family's ChatTokenizer with the vocabulary its tests use, built once per name."""
     from rollgym.rollouts.core.vocabularies import family_tokenizer
 
-    built: dict[str, object] = {}
-
-    def get(name: str):
-        if name not in built:
-            built[name] = family_tokenizer(name)
-        return built[name]
-
-    return get
+    return family_tokenizer  # one per family per process (shared with `rollgym check-template --all` in-process)
 
 
 def _docker_or_skip() -> None:

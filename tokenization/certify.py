@@ -229,6 +229,7 @@ class ReplayResult(BaseModel):
     detail: str = ""
     trajectory_ids: list[int] = Field(default_factory=list)
     reference_ids: list[int] = Field(default_factory=list)
+    completions: list[list[int]] = Field(default_factory=list, description="each assistant turn as it was written")
 
 
 def _canonical_completion(tok, conv: list[dict], i: int, tools, kw):
@@ -250,8 +251,9 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
     if first is None:
         raise InvalidInputError("a probe conversation needs an assistant turn")
     traj = tok.start(conv[:first], tools, **kw)
-    steps = []  # (assistant index, completion text, bridge ids, end index)
+    steps = []  # (assistant index, completion text, bridge ids, end index, the prompt rendering before it)
     noncanonical = []
+    prompts: dict[int, Any] = {}  # each prefix's prompt rendering, rendered once
     i = first
     while i < len(conv):
         text = _canonical_completion(tok, conv, i, tools, kw)
@@ -259,28 +261,27 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
             return ReplayResult(
                 status="fail", detail=f"the template renders assistant #{i} unlike its own generation prompt"
             )
-        before = tok.rendering(conv[:i], tools, True, **kw)
+        before = prompts[i] = prompts.get(i) or tok.rendering(conv[:i], tools, True, **kw)
         ids = tok.ids_of(text)
         if tok.ids_of(before + text) != tok.ids_of(before) + ids:
             noncanonical.append(i)  # BPE merges across the prompt boundary: no model can sample the full render
         traj.add_completion(ids, [0.0] * len(ids), "stop", message=conv[i])
         j = next((k for k in range(i + 1, len(conv)) if conv[k]["role"] == "assistant"), len(conv))
         bridge = traj.add_messages(conv[i + 1 : j])
-        steps.append((i, text, bridge, j))
+        steps.append((i, text, bridge, j, ids))
         i = j
     got = traj.next_prompt_ids
-    full_text = tok.rendering(conv, tools, True, **kw)
+    full_text = prompts[len(conv)] = tok.rendering(conv, tools, True, **kw)
     want = tok.ids_of(full_text)
+    completions = [step[4] for step in steps]
     if got == want:
-        return ReplayResult(status="pass", trajectory_ids=got, reference_ids=want)
+        return ReplayResult(status="pass", trajectory_ids=got, reference_ids=want, completions=completions)
     # Does the template itself rewrite history? Then no sampled sequence can equal a full render.
-    rewritten = [
-        i for i, text, _, _ in steps if not full_text.startswith(tok.rendering(conv[:i], tools, True, **kw) + text)
-    ]
+    rewritten = [i for i, text, _, _, _ in steps if not full_text.startswith(prompts[i] + text)]
     if not rewritten and not noncanonical:
         return ReplayResult(status="fail", detail=_diff(tok, got, want), trajectory_ids=got, reference_ids=want)
-    for i, _, bridge, j in steps:
-        real = tok.ids_of(tok.rendering(conv[:j], tools, True, **kw))
+    for i, _, bridge, j, _ in steps:
+        real = tok.ids_of(prompts.get(j) or tok.rendering(conv[:j], tools, True, **kw))
         if bridge and real[-len(bridge) :] != bridge:
             return ReplayResult(
                 status="fail",
@@ -294,6 +295,7 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
             status="rewrites_history",
             trajectory_ids=got,
             reference_ids=want,
+            completions=completions,
             detail=f"the template re-renders assistant turn(s) {rewritten} differently later ({_change(tok, got, want)}); "
             "the trajectory keeps what was sampled; bridges checked in context",
         )
@@ -301,6 +303,7 @@ def replay(tok, conv: list[dict], tools=None, template_kwargs: dict | None = Non
         status="noncanonical",
         trajectory_ids=got,
         reference_ids=want,
+        completions=completions,
         detail=f"assistant turn(s) {noncanonical} merge with the prompt under BPE, so no sampled sequence "
         "equals a full render; bridges checked in context",
     )

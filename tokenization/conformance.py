@@ -141,7 +141,7 @@ def check_cell(tok, name: str, reasoning: dict[str, dict] | None = None, call_id
         result = replay(tok, conv, TOOLS, options)
         if result.status == "fail":
             return Cell(scenario=name, status="fail", detail=result.detail)
-        problem = _parse_back(tok, conv, options)
+        problem = _parse_back(tok, conv, result.completions)
     except (UnsupportedFeatureError, TemplateError) as exc:
         return Cell(scenario=name, status="unsupported", detail=str(exc).split("\n")[0][:300])
     except TokenizationError as exc:
@@ -163,15 +163,12 @@ def _opens_reasoning(tok, options: dict) -> bool:
     return bool(tail) and close_tag not in tail
 
 
-def _parse_back(tok, conv: list[dict], options: dict) -> str | None:
-    """Why an assistant turn, written as the model writes it, does not parse back to its calls and text."""
-    for i, msg in enumerate(conv):
-        if msg["role"] != "assistant":
-            continue
-        written = tok.canonical_completion(conv, i, TOOLS, options)
-        if written is None:
-            return f"assistant #{i} has no canonical form"
-        parsed = tok.parse_completion(tok.ids_of(written), TOOLS)
+def _parse_back(tok, conv: list[dict], completions: list[list[int]]) -> str | None:
+    """Why an assistant turn, written as the model writes it (`completions`, from the replay), does not parse back
+    to its calls and text."""
+    turns = [msg for msg in conv if msg["role"] == "assistant"]
+    for i, (msg, written) in enumerate(zip(turns, completions, strict=True)):
+        parsed = tok.parse_completion(written, TOOLS)
         if parsed.errors:
             return f"assistant #{i} does not parse: {parsed.errors[0].message}"
         want = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in msg.get("tool_calls") or []]

@@ -88,8 +88,20 @@ def tekken_file(version: str = "v3") -> Path:
 
 
 def family_tokenizer(name_or_family: str | Family, **kwargs) -> ChatTokenizer:
-    """The `ChatTokenizer` of a family with the vocabulary its tests use (see `Family.vocabulary`)."""
+    """The `ChatTokenizer` of a family with the vocabulary its tests use (see `Family.vocabulary`); without
+    options, one per family per process (a stand-in vocabulary costs about a second to copy)."""
     fam = family(name_or_family) if isinstance(name_or_family, str) else name_or_family
+    if not kwargs:
+        return _shared_family_tokenizer(fam.name)
+    return _build_family_tokenizer(fam, **kwargs)
+
+
+@functools.cache
+def _shared_family_tokenizer(name: str) -> ChatTokenizer:
+    return _build_family_tokenizer(family(name))
+
+
+def _build_family_tokenizer(fam: Family, **kwargs) -> ChatTokenizer:
     if fam.reference == "openai-harmony":
         from rollgym.tokenization.formats import FormatTokenizer, HarmonyCodec
 
