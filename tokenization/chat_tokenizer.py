@@ -21,7 +21,6 @@ from rollgym.tokenization.errors import (
     BridgeError,
     InvalidInputError,
     TemplateError,
-    TokenizationError,
     UnsupportedFeatureError,
 )
 from rollgym.tokenization.messages import make_tool_call, normalize_for_template
@@ -87,23 +86,6 @@ def _load_template(chat_template: str | os.PathLike | None) -> str | None:
     if path.is_file():
         return path.read_text()
     raise InvalidInputError(f"chat_template is neither a Jinja template string nor an existing file: {text[:80]!r}")
-
-
-def _compact(history: list[dict]) -> list[dict]:
-    """What a history-dependent bridge needs of `history`, at a size that does not grow with its text: the leading
-    system message, every earlier tool call in order (their ids: Cohere numbers results by call position) with
-    empty arguments, and the last assistant turn as it is. Certification checks the bridges it gives in context."""
-    last = max((i for i, m in enumerate(history) if m.get("role") == "assistant"), default=-1)
-    if last < 0:
-        return list(history)
-    head = [history[0]] if history[0].get("role") in ("system", "developer") else []
-    calls = [
-        {**c, "function": {**(c.get("function") or {}), "arguments": "{}"}}
-        for m in history[:last]
-        for c in m.get("tool_calls") or []
-    ]
-    earlier = [{"role": "assistant", "content": "", "tool_calls": calls}] if calls else []
-    return [*head, {"role": "user", "content": "..."}, *earlier, history[last]]
 
 
 def _options_key(tools: list[dict] | None, template_kwargs: dict) -> str:
@@ -303,59 +285,9 @@ class ChatTokenizer:
     def canonical_completion(self, conv: list[dict], i: int, tools=None, template_kwargs: dict | None = None):
         """The rendering the model emits for assistant message `i` when it reproduces the template exactly
         (through its stop token), or None when the template renders that turn unlike its own generation prompt."""
-        kw = template_kwargs or {}
-        before = self.rendering(conv[:i], tools, True, **kw)
-        upto = self.rendering(conv[: i + 1], tools, False, **kw)
-        if upto.startswith(before):
-            text = upto[len(before) :]
-        else:  # adding the turn re-rendered history (Kimi K2 Thinking, DeepSeek R1): find the turn from the end
-            text = self._turn_from_end(conv[:i], upto, before, tools, kw)
-            if not text:
-                return None
-        hits = [(text.find(s), s) for s in self.stop_pieces if text.find(s) >= 0]
-        if hits:
-            at, s = min(hits)
-            return text[: at + len(s)]
-        if i + 1 < len(conv):  # GLM: the stop token is the next role's opening token
-            nxt = self.rendering(conv[: i + 2], tools, i + 2 == len(conv), **kw)
-            if nxt.startswith(upto):
-                tail = nxt[len(upto) :]
-                for s in self.stop_pieces:
-                    if tail.startswith(s):
-                        return text + s
-        return text
+        from rollgym.tokenization.canonical import canonical_turn
 
-    def _turn_from_end(self, history: list[dict], upto, before, tools, kw):
-        """The last turn of `upto` (a render ending with an assistant turn): what follows the last occurrence of
-        the longest head of the generation prompt that `upto` contains (`<｜Assistant｜>` of `<｜Assistant｜><think>\n`)."""
-        base = self.rendering(history, tools, False, **kw)
-        prompt = before[len(base) :] if before.startswith(base) else before[:0]
-        for k in self._piece_ends(prompt):
-            at = upto.rfind(prompt[:k]) if k else -1
-            if at >= 0:
-                return upto[at + k :]
-        # No generation prompt of its own (DeepSeek R1's vLLM template after tool outputs): what follows the
-        # longest prefix the prompt and the render share, less what the prompt already wrote there.
-        k = 0
-        while k < min(len(before), len(upto)) and before[k] == upto[k]:
-            k += 1
-        turn, written = upto[k:], before[k:]
-        if isinstance(written, str) and written.strip() and turn.lstrip().startswith(written.strip()):
-            turn = turn.lstrip()[len(written.strip()) :]
-        return turn
-
-    def _piece_ends(self, prompt) -> list[int]:
-        """Where a head of a generation prompt may end, longest first: after a special token or a newline (a
-        character in the middle of a token is no boundary), or anywhere in ids."""
-        if not isinstance(prompt, str):
-            return list(range(len(prompt), 0, -1))
-        ends = {len(prompt)}
-        for piece in [*self.special_vocab, "\n"]:
-            at = prompt.find(piece)
-            while at >= 0:
-                ends.add(at + len(piece))
-                at = prompt.find(piece, at + 1)
-        return sorted(ends, reverse=True)
+        return canonical_turn(self, conv, i, tools, template_kwargs or {})
 
     def _render_prompt(self, messages: list[dict], tools, template_kwargs: dict, options_key: str | None) -> str:
         if self._prompt_recipes is not None and all(type(t) is dict for t in tools or ()):
@@ -494,7 +426,9 @@ class ChatTokenizer:
                 )
         kwargs = template_kwargs or {}
         if history is not None and self.contextual_bridges:
-            return self._history_bridge(history, new_messages, last_id, tools, kwargs)
+            from rollgym.tokenization.contextual import history_bridge
+
+            return history_bridge(self, history, new_messages, last_id, tools, kwargs)
         if bridge_tools == "auto":
             bridge_tools = self._tools_for_bridges(tools, kwargs)
         kwargs_key = _options_key(None, kwargs)
@@ -516,48 +450,11 @@ class ChatTokenizer:
 
     @functools.cached_property
     def contextual_bridges(self) -> bool:
-        """Whether environment messages render differently after their real history than after the dummy
-        context: Cohere's template numbers each tool result by its call's position in the whole conversation.
-        Such bridges are rendered after the real history (`_history_bridge`), which costs a full render."""
-        if self.parser is None or not self.tool_role_supported:
-            return False
-        call = make_tool_call("rollgym_probe_tool", {"x": "1"}, "call_7")
-        conv = [
-            {"role": "user", "content": "Hi."},
-            {"role": "assistant", "content": "", "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "call_7", "name": "rollgym_probe_tool", "content": "x"},
-        ]
-        try:
-            text = self.canonical_completion(conv, 1)
-            full = self.render(conv, None, True)
-            closing = self._closing(conv[2:], None, {})[1]
-        except TokenizationError:
-            return False
-        if not text:
-            return False
-        last = self.encode(text)[-1]
-        return not full.endswith(closing[self._stop_cut(closing, last) :])  # the bridge is not what follows the turn
+        """Whether environment messages render differently after their real history than after the dummy context
+        (Cohere numbers each tool result by its call's position): such bridges are rendered after the history."""
+        from rollgym.tokenization.contextual import renders_by_history
 
-    def _history_tail(self, history: list[dict], new_messages: list[dict], tools, template_kwargs: dict):
-        """The text after the stop token that ends `history`'s last assistant turn, in a render of `history` plus
-        `new_messages`; None when that render does not extend the render of `history` (the template rewrote it)."""
-        hist = self.render(history, tools, False, **template_kwargs)
-        ends = [hist.rfind(s) + len(s) for s in self.stop_pieces if hist.rfind(s) >= 0]
-        hist = hist[: max(ends)] if ends else hist  # what follows the last stop may be a generation prompt
-        full = self.render(list(history) + list(new_messages), tools, True, **template_kwargs)
-        return full[len(hist) :] if full.startswith(hist) else None
-
-    def _history_bridge(self, history, new_messages, last_id, tools, template_kwargs) -> Bridge:
-        """A bridge rendered after the real history (for `contextual_bridges` templates)."""
-        if last_id is None or last_id not in self.stop_token_ids:
-            raise UnsupportedFeatureError(
-                "this template renders environment messages according to the whole conversation, so a turn that "
-                "did not end with a stop token (a truncated one) cannot be continued: use truncation='end'"
-            )
-        tail = self._history_tail(_compact(history), new_messages, tools, template_kwargs)
-        if tail is None:
-            raise BridgeError("the template re-rendered the conversation's history; cannot bridge after it")
-        return Bridge(ids=self.encode(tail), closed_turn=False)
+        return renders_by_history(self)
 
     def _tools_for_bridges(self, tools, template_kwargs, options_key: str | None = None) -> list[dict] | None:
         """`tools`, or None when they do not change how environment messages render (bridges stay small).
