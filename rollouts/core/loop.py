@@ -289,6 +289,7 @@ async def _turn(
     if traj is not None:
         assert tokenizer is not None  # the trajectory was started by it
         turn["completion_ids"], turn["logprobs"] = gen.completion_ids, gen.logprobs
+        turn["policy_version"], turn["version_changes"] = gen.policy_version, gen.version_changes
         sampled = len(gen.completion_ids)
         try:
             traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason)
@@ -369,7 +370,16 @@ def _turn_record(fields: dict) -> Turn:
     except ValidationError as exc:  # keep what was sampled, say what could not be recorded
         kept = {
             k: fields[k]
-            for k in ("index", "prompt_len", "completion_ids", "logprobs", "finish_reason", "generate_s")
+            for k in (
+                "index",
+                "prompt_len",
+                "completion_ids",
+                "logprobs",
+                "finish_reason",
+                "generate_s",
+                "policy_version",
+                "version_changes",
+            )
             if k in fields
         }
         return Turn.model_construct(**kept, parse_errors=[f"part of this turn could not be recorded: {exc}"[:2000]])
