@@ -1,7 +1,8 @@
 """`VersionedEngine`: any engine, with the weights version stamped on every generation, for asynchronous RL.
 
 Around each request it reads the shared `WeightsVersion`: a request waits while a weight sync is under way (none is
-sampled by half-loaded weights), and its `Generation` says which version sampled its first token. A sync that aborts
+sampled by half-loaded weights), and its `Generation` says which version sampled its first token; a request that
+lived through a sync that failed raises `WeightSyncError` (its rollout is an infrastructure failure, not data). A sync that aborts
 the requests in flight (vLLM's `/pause?mode=abort`, which answers them with `finish_reason: abort` and the tokens
 sampled so far) does not cut the completion: once the new weights are live the engine asks for the rest, with the
 prompt and the tokens already sampled as the new prompt (token-exact: the new weights continue from exactly those
@@ -15,6 +16,7 @@ from typing import Any
 
 from rollgym.engines.base import Generation, GenerationTimings, SamplingParams, VersionChange
 from rollgym.engines.busy import BusyClock
+from rollgym.engines.errors import WeightSyncError
 from rollgym.engines.weights import WeightsVersion
 
 
@@ -48,12 +50,14 @@ class VersionedEngine:
         sampling = sampling or SamplingParams()
         prompt = list(prompt_ids)
         await self.weights.wait_open()
-        seen = self.weights.state()
+        start = seen = self.weights.state()
         version = seen.version
         gen = await self._sample(prompt, sampling)
         ids, logprobs, changes = list(gen.completion_ids), list(gen.logprobs), []
         queued_s, generate_s = gen.timings.queued_s, gen.timings.generate_s
-        while gen.finish_reason == "abort" and self.weights.state().syncs != seen.syncs and len(ids) < sampling.max_tokens:
+        while (
+            gen.finish_reason == "abort" and self.weights.state().syncs != seen.syncs and len(ids) < sampling.max_tokens
+        ):
             await self.weights.wait_open()  # the sync that aborted it is done: the rest comes from the new weights
             seen = self.weights.state()
             if ids:
@@ -65,6 +69,11 @@ class VersionedEngine:
             ids += gen.completion_ids
             logprobs += gen.logprobs
             queued_s, generate_s = queued_s + gen.timings.queued_s, generate_s + gen.timings.generate_s
+        if self.weights.state().failed != start.failed:
+            raise WeightSyncError(
+                f"{self.name}: a weight sync failed while this request was in flight "
+                f"({self.weights.last_failure or 'no reason given'}); what sampled it cannot be told"
+            )
         last = changes[-1].version if changes else version
         if not self.sync_aborts and self.weights.state().syncs != seen.syncs and self.weights.current != last:
             changes.append(VersionChange(at=None, version=self.weights.current))

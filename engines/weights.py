@@ -24,6 +24,7 @@ class WeightsState:
 
     version: int
     syncs: int
+    failed: int  # syncs that failed so far (a request that lived through one cannot say what sampled it)
 
 
 class WeightsVersion:
@@ -34,6 +35,8 @@ class WeightsVersion:
         self._lock = threading.Lock()
         self._version = version
         self._syncs = 0
+        self._failed = 0
+        self.last_failure = ""
         self._open = threading.Event()
         self._open.set()
 
@@ -49,7 +52,7 @@ class WeightsVersion:
 
     def state(self) -> WeightsState:
         with self._lock:
-            return WeightsState(self._version, self._syncs)
+            return WeightsState(self._version, self._syncs, self._failed)
 
     def pause(self) -> None:
         """A sync begins: requests not sent yet wait until `resume`."""
@@ -63,6 +66,14 @@ class WeightsVersion:
             self._version = self._version + 1 if version is None else version
             self._open.set()
             return self._version
+
+    def fail(self, reason: str) -> None:
+        """The sync failed: the weights it was replacing stay live (same version); waiting requests go on, and the
+        requests it interrupted fail (`WeightSyncError`)."""
+        with self._lock:
+            self._failed += 1
+            self.last_failure = reason
+            self._open.set()
 
     def set(self, version: int) -> None:
         """Say which version is live without a sync (a trainer resumed from a checkpoint numbers from there)."""

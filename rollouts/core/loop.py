@@ -20,6 +20,7 @@ from rollgym.envs.core.spaces import message_problem
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import SandboxError, UsageError
 from rollgym.limits import Limits
+from rollgym.rollouts.core.live import publish
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.core.records import ErrorCategory, ErrorRecord, Rollout, StopReason, ToolCall, Turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError
@@ -149,6 +150,7 @@ async def run_rollout(
         rollgym_version=__version__,
         task_id=task_id_of(task),
     )
+    publish(rollout)
     t0 = time.perf_counter()
     scored = False
     try:

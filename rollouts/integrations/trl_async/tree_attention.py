@@ -24,15 +24,15 @@ def _segment_attention(q: Any, k: Any, v: Any, scale: float | None, window: int 
     if kv_heads != heads:  # grouped-query attention: each key/value head serves heads // kv_heads query heads
         k = k.repeat_interleave(heads // kv_heads, dim=1)
         v = v.repeat_interleave(heads // kv_heads, dim=1)
+    q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
+    if lq == lk and not window:  # a segment that is a whole path (the common case): PyTorch's own causal kernel
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale).transpose(0, 1)
     rows = torch.arange(lq).unsqueeze(1) + (lk - lq)
     cols = torch.arange(lk).unsqueeze(0)
     allowed = cols <= rows
     if window:
         allowed = allowed & (cols > rows - window)
-    out = F.scaled_dot_product_attention(
-        q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), attn_mask=allowed, scale=scale
-    )
-    return out.transpose(0, 1)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale).transpose(0, 1)
 
 
 def cpu_tree_attention(
@@ -68,7 +68,9 @@ def cpu_tree_attention(
         qs, ks = tree_cu_seqlens_q.tolist(), tree_cu_seqlens_k.tolist()
         out = torch.cat(
             [
-                _segment_attention(q[qs[s] : qs[s + 1]], k[ks[s] : ks[s + 1]], v[ks[s] : ks[s + 1]], scaling, sliding_window)
+                _segment_attention(
+                    q[qs[s] : qs[s + 1]], k[ks[s] : ks[s + 1]], v[ks[s] : ks[s + 1]], scaling, sliding_window
+                )
                 for s in range(len(qs) - 1)
             ]
         )

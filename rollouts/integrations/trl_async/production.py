@@ -1,0 +1,281 @@
+"""The worker's event loop: GRPO groups produced without end, scored, and pushed to the trainer as samples.
+
+Up to `concurrency` rollouts run at once; a new group starts as soon as there is room for it, so the engine never
+waits for a group's slowest rollout. Each rollout runs as its own task through the core's `run_job` (exactly as
+`rg.run_rollouts` runs it: its own environment, its own seed), so it can be stopped alone: when the trainer's version
+moves past a running rollout's oldest token by more than `max_staleness`, that rollout is aborted (its environment
+released by the loop's cancellation path), written to `out` as what it was, and run again. A group is scored once
+all its rollouts are in (`score_group`), and its samples go to the trainer together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import queue
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.errors import UsageError
+from rollgym.limits import Limits
+from rollgym.rollouts.core.jobs import RolloutJob, RunSpec, env_factory_for, failed_job, prepare_tasks, run_job
+from rollgym.rollouts.core.live import watch
+from rollgym.rollouts.core.output import RolloutWriter, is_infra_failure
+from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.core.records import ErrorRecord, Rollout
+from rollgym.rollouts.core.versions import changed_inside_a_turn, oldest_version, versions_of
+from rollgym.rollouts.integrations.trl_async.config import AsyncRolloutConfig
+from rollgym.rollouts.integrations.trl_async.metrics import WorkerMetrics
+from rollgym.rollouts.integrations.trl_async.samples import group_advantages, to_sample, trainable
+from rollgym.rollouts.integrations.trl_async.scoring import RewardFunc, score_group
+
+#: The task field that picks the environment when the worker was given several by name (as TRL's own `environment`).
+ENV_FIELD = "environment"
+
+
+@dataclass
+class Live:
+    """A rollout running now: its task, what it has done so far (published by the loop), and why it was stopped."""
+
+    task: asyncio.Task
+    holder: list[Rollout]
+    started_version: int
+    aborted: bool = False
+
+
+@dataclass
+class Envs:
+    """The worker's environments by name (one unnamed, or several a task picks with its `environment` field)."""
+
+    factories: dict[str | None, tuple[Callable[[], Any], str]]
+    specs: dict[str | None, Any]
+    prepared: dict[str, BaseException | None] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, env: Any, env_kwargs: dict | None) -> Envs:
+        named = dict(env) if isinstance(env, dict) else {None: env}
+        return cls({k: env_factory_for(v, **(env_kwargs or {})) for k, v in named.items()}, named)
+
+    def key(self, task: dict) -> str | None:
+        if None in self.factories:
+            return None
+        name = task.get(ENV_FIELD)
+        if name not in self.factories:
+            raise UsageError(
+                f"task {task_id_of(task)!r} names environment {name!r}; the worker has {sorted(self.factories)}"
+            )
+        return name
+
+
+async def _watched(
+    holder: list[Rollout], factory: Callable[[], Any], env_id: str, job: RolloutJob, spec: RunSpec
+) -> Rollout:
+    """`run_job`, its rollout published into `holder` as it runs (in this task's context only)."""
+    watch(holder)
+    return await run_job(factory, env_id, job, spec)
+
+
+class Producer:
+    """Runs in the worker's thread, on its event loop; `run()` until `stopping` is set."""
+
+    def __init__(
+        self,
+        *,
+        envs: Envs,
+        tasks: Sequence[dict],
+        policy: Policy,
+        reward_funcs: Sequence[RewardFunc],
+        limits: Limits | None,
+        sampling: Any,
+        env_kwargs: dict | None,
+        job_runner: Any,
+        config: AsyncRolloutConfig,
+        trainer_version: Callable[[], int],
+        sink: queue.Queue,
+        metrics: WorkerMetrics,
+        busy_s: Callable[[], float],
+        writer: RolloutWriter | None,
+        on_pushed: Callable[[Any], None],
+    ) -> None:
+        if not tasks:
+            raise UsageError("the rollout worker needs at least one task")
+        self.envs, self.tasks, self.policy, self.reward_funcs = envs, list(tasks), policy, list(reward_funcs)
+        self.limits, self.sampling, self.env_kwargs, self.job_runner = limits, sampling, env_kwargs, job_runner
+        self.config, self.trainer_version, self.sink, self.metrics = config, trainer_version, sink, metrics
+        self.busy_s, self.writer, self.on_pushed = busy_s, writer, on_pushed
+        self.live: dict[tuple[int, int], Live] = {}
+        self.stopped: list[Rollout] = []
+        self._gate = asyncio.Semaphore(config.concurrency)
+        self._groups = 0
+
+    # --- the main loop ------------------------------------------------------------------------------
+    async def run(self, stopping: asyncio.Event) -> None:
+        """Keep groups running until `stopping`; a group's own failure (a reward function that raises) ends the run."""
+        n = self.config.num_generations
+        room = max(1, math.ceil(self.config.concurrency / n))
+        running: set[asyncio.Task] = set()
+        try:
+            while not stopping.is_set():
+                while len(running) < room and not stopping.is_set():
+                    gid = self._groups
+                    self._groups += 1
+                    running.add(asyncio.create_task(self.group(gid, self.tasks[gid % len(self.tasks)])))
+                done, _ = await asyncio.wait(running, timeout=0.1, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    running.discard(task)
+                    task.result()
+        finally:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            for rollout in self.stopped:
+                self._record(rollout, "stopped")
+
+    async def group(self, gid: int, task: dict) -> None:
+        """One GRPO group: its rollouts, its rewards, its samples pushed together."""
+        key = self.envs.key(task)
+        factory, env_id = self.envs.factories[key]
+        spec = RunSpec(
+            env=self.envs.specs[key],
+            policy=self.policy,
+            limits=self.limits,
+            sampling=self.sampling,
+            group_prefix=f"g{gid}/",
+            env_kwargs=self.env_kwargs,
+            job_runner=self.job_runner,
+        )
+        jobs = [RolloutJob(gid, task_id_of(task, gid), k, task) for k in range(self.config.num_generations)]
+        unprepared = await self._prepare(key, task)
+        if unprepared is not None:
+            rollouts = [failed_job(job, env_id, spec.group_prefix, unprepared) for job in jobs]
+        else:
+            rollouts = list(await asyncio.gather(*(self.rollout(factory, env_id, job, spec) for job in jobs)))
+        await self.push(gid, task, rollouts)
+
+    async def _prepare(self, key: str | None, task: dict) -> BaseException | None:
+        """The environment's `prepare_tasks` for a task, once (its image pulled or built): why it cannot run, if so."""
+        task_id = task_id_of(task)
+        if task_id not in self.envs.prepared:
+            failures = await asyncio.to_thread(prepare_tasks, self.envs.specs[key], [task], self.env_kwargs)
+            self.envs.prepared[task_id] = failures.get(task_id)
+        return self.envs.prepared[task_id]
+
+    # --- one rollout, restarted while it goes stale --------------------------------------------------
+    async def rollout(self, factory: Callable[[], Any], env_id: str, job: RolloutJob, spec: RunSpec) -> Rollout:
+        """Run `job` to its end; a run aborted for staleness is recorded and started again."""
+        while True:
+            async with self._gate:
+                holder: list[Rollout] = []
+                started = self.trainer_version()
+                task = asyncio.create_task(_watched(holder, factory, env_id, job, spec))
+                live = self.live[job.key] = Live(task, holder, started)
+                try:
+                    rollout = await asyncio.shield(task)
+                except asyncio.CancelledError:
+                    if not live.aborted:  # the worker stops: cancel the rollout, keep what it did
+                        task.cancel()
+                        await asyncio.gather(task, return_exceptions=True)
+                        self.stopped += self._partial(live, "the trainer stopped the rollout worker")
+                        raise
+                    await asyncio.gather(task, return_exceptions=True)
+                    for partial in self._partial(live, "aborted: its oldest token went over max_staleness"):
+                        self._record(partial, "aborted_stale")
+                    self.metrics.count("aborted_stale")
+                    continue
+                finally:
+                    self.live.pop(job.key, None)
+            rollout.meta["async"] = {"group": job.task_index, "started_version": started}
+            return rollout
+
+    def _partial(self, live: Live, why: str) -> list[Rollout]:
+        """What a stopped rollout had done, as an errored record (`internal`: rollgym stopped it, not the policy)."""
+        if not live.holder:
+            return []
+        rollout = live.holder[-1]
+        rollout.stop_reason = "error"
+        rollout.error = ErrorRecord(category="internal", type="RolloutStopped", message=why, turn=len(rollout.turns))
+        rollout.meta["async"] = {"started_version": live.started_version}
+        return [rollout]
+
+    def enforce_staleness(self) -> None:
+        """Abort every running rollout whose oldest token is now more than `max_staleness` versions behind."""
+        bound = self.config.max_staleness
+        if bound is None or not self.config.restart_stale:
+            return
+        current = self.trainer_version()
+        for live in self.live.values():
+            oldest = oldest_version(live.holder[-1]) if live.holder else None
+            if oldest is not None and current - oldest > bound and not live.aborted and not live.task.done():
+                live.aborted = True
+                live.task.cancel()
+
+    # --- scoring and pushing -------------------------------------------------------------------------
+    async def push(self, gid: int, task: dict, rollouts: list[Rollout]) -> None:
+        """Score the group and push its trainable samples together; record every rollout's fate."""
+        for rollout in rollouts:
+            if rollout.error is not None:
+                self.metrics.count(f"errors/{rollout.error.category}")
+            if len(versions_of(rollout)) > 1:
+                self.metrics.count("multi_version_rollouts")
+            if changed_inside_a_turn(rollout):
+                self.metrics.count("version_changed_inside_a_turn")
+        kept = [r for r in rollouts if not is_infra_failure(r) and trainable(r)]
+        kept_ids = {id(r) for r in kept}
+        for rollout in rollouts:
+            self.metrics.finished()
+            if id(rollout) not in kept_ids:
+                self._record(rollout, "infra_failure" if is_infra_failure(rollout) else "untrainable")
+                self.metrics.count("untrainable")
+        if not kept:
+            self.metrics.push(self.busy_s(), len(self.live))
+            return
+        rewards, per_func = await score_group(kept, task, self.reward_funcs, self.policy.pad_token_id)
+        advantages = group_advantages(rewards)
+        current = self.trainer_version()
+        samples = []
+        for i, (rollout, reward, advantage) in enumerate(zip(kept, rewards, advantages, strict=True)):
+            oldest = oldest_version(rollout)
+            version = rollout.meta["async"]["started_version"] if oldest is None else oldest
+            staleness = current - version
+            rollout.meta["async"].update(model_version=version, staleness=staleness, reward=reward)
+            if reward is None:
+                self._record(rollout, "unscored")
+                self.metrics.count("unscored")
+                continue
+            bound = self.config.max_staleness
+            if bound is not None and staleness > bound:
+                self.metrics.count(f"{self.config.stale}_stale")
+                if self.config.stale == "drop":
+                    self._record(rollout, "dropped_stale")
+                    continue
+            metrics = {"reward": reward, **{f"rewards/{k}": v[i] for k, v in per_func.items() if v[i] is not None}}
+            samples.append(
+                (rollout, to_sample(rollout, advantage=advantage, group_id=gid, model_version=version, metrics=metrics))
+            )
+            self.metrics.pushed(staleness, reward)
+        for rollout, sample in samples:
+            await self._put(sample)
+            self._record(rollout, "pushed")
+            self.on_pushed(sample)
+        self.metrics.push(self.busy_s(), len(self.live))
+
+    async def _put(self, sample: Any) -> None:
+        """Hand one sample to the trainer; a full queue (`queue_maxsize`) holds generation back, not the loop."""
+        waited = None
+        while True:
+            try:
+                self.sink.put_nowait(sample)
+                break
+            except queue.Full:
+                waited = waited or time.perf_counter()
+                await asyncio.sleep(0.05)
+        if waited is not None:
+            self.metrics.count("backpressure_waits")
+
+    def _record(self, rollout: Rollout, fate: str) -> None:
+        rollout.meta.setdefault("async", {})["fate"] = fate
+        if self.writer is not None:
+            self.writer.write(rollout)
