@@ -45,6 +45,8 @@ _LAZY = {
     "StepInfo": "rollgym.envs",
     "ToolCallRecord": "rollgym.envs",
     "swe_reward": "rollgym.envs.swe",
+    "trl_environment": "rollgym.envs.trl",
+    "from_trl_environment": "rollgym.envs.trl",
     # rollouts and records
     "rollout": "rollgym.rollouts.core.loop",
     "run_rollouts": "rollgym.rollouts.core.batch",
@@ -114,6 +116,7 @@ __all__ = [
     "check_env",
     "component_reward",
     "env_reward",
+    "from_trl_environment",
     "generate",
     "is_infra_failure",
     "load_tasks",
@@ -131,6 +134,7 @@ __all__ = [
     "summarize",
     "swe_reward",
     "tool",
+    "trl_environment",
     "write_viewer",
 ]
 
@@ -158,6 +162,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
     from rollgym.envs import Env, ResetInfo, StepInfo, ToolCallRecord, check_env, make, tool
     from rollgym.envs import register_env as register
     from rollgym.envs.swe import swe_reward
+    from rollgym.envs.trl import from_trl_environment, trl_environment
     from rollgym.limits import Limits
     from rollgym.rollouts.agents import AgentSpec, CommandAgent, register_agent
     from rollgym.rollouts.agents.run import run_agents
