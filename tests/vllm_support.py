@@ -150,3 +150,39 @@ def assert_token_exact(rollout, model) -> None:
     sampled = [(lp, ref) for lp, ref, m in zip(view["logprobs"], reference, view["env_mask"], strict=True) if m]
     assert sampled and max(abs(lp - ref) for lp, ref in sampled) < 1e-4
     assert all(lp == 0.0 for lp, m in zip(view["logprobs"], view["env_mask"], strict=True) if not m)
+
+
+#: A short chat exchange and a continuation, in SmolLM2's ids: `<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n`
+#: then "Hello, how can I help you today." The logprobs of the continuation compare a server with a model.
+PROBE_PROMPT = [1, 4093, 198, 20234, 17, 2, 198, 1, 520, 9531, 198]
+PROBE_CONTINUATION = [19556, 28, 849, 416, 339, 724, 346, 1834, 30]
+
+
+def server_probe(base_url: str) -> list[float]:
+    """The server's logprobs of the probe's continuation (prompt logprobs, temperature 1)."""
+    import httpx
+
+    ids = PROBE_PROMPT + PROBE_CONTINUATION
+    body = {"prompt": ids, "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0}
+    answer = httpx.post(base_url.rstrip("/") + "/completions", json=body, timeout=120).json()
+    prompt_logprobs = answer["choices"][0]["prompt_logprobs"]
+    return [prompt_logprobs[i][str(ids[i])]["logprob"] for i in range(len(PROBE_PROMPT), len(ids))]
+
+
+def model_probe(model) -> list[float]:
+    """A transformers model's teacher-forced logprobs of the probe's continuation."""
+    return teacher_forced(model, PROBE_PROMPT, PROBE_CONTINUATION)
+
+
+def restore_checkpoint(server: RealVLLM) -> None:
+    """Reload the served model's own checkpoint into the server (after a test trained or perturbed its weights), so
+    the tests after it see the model they expect."""
+    import httpx
+
+    from rollgym.engines.vllm_reload import RELOAD_METHOD
+
+    root = server.base_url[: -len("/v1")]
+    httpx.post(
+        root + "/collective_rpc", json={"method": RELOAD_METHOD, "args": [server.model]}, timeout=600
+    ).raise_for_status()
+    httpx.post(root + "/reset_prefix_cache", timeout=60).raise_for_status()

@@ -42,7 +42,9 @@ class TRLEnvironment(Env):
         row = dict(task or {})
         observation = await _call(self.trl.reset, **row)
         if observation is not None and not isinstance(observation, str):
-            raise UsageError(f"{type(self.trl).__name__}.reset() returned {type(observation).__name__}: TRL's protocol allows None or a string")
+            raise UsageError(
+                f"{type(self.trl).__name__}.reset() returned {type(observation).__name__}: TRL's protocol allows None or a string"
+            )
         return with_observation(row.get("prompt"), observation), {"task_id": task_id_of(row)}
 
     async def compute_reward(self) -> tuple[float, dict[str, float]]:

@@ -31,6 +31,12 @@ class AsyncRolloutConfig(BoundaryModel):
         "environment released, what it did written to `out`), and run it again from the start",
     )
     queue_maxsize: int = Field(default=0, ge=0, description="samples waiting for the trainer at most (0: no bound)")
+    samples_per_version: int | None = Field(
+        default=None,
+        ge=1,
+        description="synchronous RL with the same worker: produce this many samples (a step's worth) per trainer "
+        "version, then wait for the next one, so generation never overlaps training; None: asynchronous",
+    )
     stop_timeout_s: float = Field(
         default=120.0, gt=0, description="how long `stop()` waits for the rollouts to release their environments"
     )

@@ -40,7 +40,7 @@ def patch_async_grpo_for_cpu() -> bool:
         return trl_peak_flops(accelerator, dtype) if accelerator.device.type == "cuda" else None
 
     # TRL's module globals, replaced on purpose (the trainer looks both up when it is built)
-    async_grpo_trainer.register_tree_attention = register  # pyright: ignore[reportAttributeAccessIssue]
-    async_grpo_trainer.get_peak_flops_per_device = peak_flops  # pyright: ignore[reportAttributeAccessIssue]
+    async_grpo_trainer.register_tree_attention = register  # pyright: ignore[reportAttributeAccessIssue]  # replaced on purpose (above)
+    async_grpo_trainer.get_peak_flops_per_device = peak_flops  # pyright: ignore[reportAttributeAccessIssue]  # replaced on purpose (above)
     setattr(async_grpo_trainer, _PATCHED, True)
     return True

@@ -110,6 +110,7 @@ class Producer:
         self.stopped: list[Rollout] = []
         self._gate = asyncio.Semaphore(config.concurrency)
         self._groups = 0
+        self._version, self._pushed_in_version, self._running = -1, 0, 0  # lockstep's counts for the current version
 
     # --- the main loop ------------------------------------------------------------------------------
     async def run(self, stopping: asyncio.Event) -> None:
@@ -119,10 +120,14 @@ class Producer:
         running: set[asyncio.Task] = set()
         try:
             while not stopping.is_set():
-                while len(running) < room and not stopping.is_set():
+                while len(running) < room and not stopping.is_set() and self._may_start():
                     gid = self._groups
                     self._groups += 1
+                    self._running += 1  # counted now: the next `_may_start` must see it
                     running.add(asyncio.create_task(self.group(gid, self.tasks[gid % len(self.tasks)])))
+                if not running:  # lockstep: this version's groups are done, the trainer has not moved yet
+                    await asyncio.sleep(0.05)
+                    continue
                 done, _ = await asyncio.wait(running, timeout=0.1, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     running.discard(task)
@@ -133,6 +138,17 @@ class Producer:
             await asyncio.gather(*running, return_exceptions=True)
             for rollout in self.stopped:
                 self._record(rollout, "stopped")
+
+    def _may_start(self) -> bool:
+        """Always, unless in lockstep (`samples_per_version`): then only while this version's pushed samples and its
+        running groups fall short of a step's worth (a group may push fewer than `num_generations`: its failures)."""
+        per_version = self.config.samples_per_version
+        if per_version is None:
+            return True
+        version = self.trainer_version()
+        if version != self._version:
+            self._version, self._pushed_in_version = version, 0
+        return self._pushed_in_version + self._running * self.config.num_generations < per_version
 
     async def group(self, gid: int, task: dict) -> None:
         """One GRPO group: its rollouts, its rewards, its samples pushed together."""
@@ -148,12 +164,15 @@ class Producer:
             job_runner=self.job_runner,
         )
         jobs = [RolloutJob(gid, task_id_of(task, gid), k, task) for k in range(self.config.num_generations)]
-        unprepared = await self._prepare(key, task)
-        if unprepared is not None:
-            rollouts = [failed_job(job, env_id, spec.group_prefix, unprepared) for job in jobs]
-        else:
-            rollouts = list(await asyncio.gather(*(self.rollout(factory, env_id, job, spec) for job in jobs)))
-        await self.push(gid, task, rollouts)
+        try:
+            unprepared = await self._prepare(key, task)
+            if unprepared is not None:
+                rollouts = [failed_job(job, env_id, spec.group_prefix, unprepared) for job in jobs]
+            else:
+                rollouts = list(await asyncio.gather(*(self.rollout(factory, env_id, job, spec) for job in jobs)))
+            await self.push(gid, task, rollouts)
+        finally:
+            self._running -= 1
 
     async def _prepare(self, key: str | None, task: dict) -> BaseException | None:
         """The environment's `prepare_tasks` for a task, once (its image pulled or built): why it cannot run, if so."""
@@ -256,6 +275,7 @@ class Producer:
                 (rollout, to_sample(rollout, advantage=advantage, group_id=gid, model_version=version, metrics=metrics))
             )
             self.metrics.pushed(staleness, reward)
+        self._pushed_in_version += len(samples)
         for rollout, sample in samples:
             await self._put(sample)
             self._record(rollout, "pushed")

@@ -17,8 +17,8 @@ needs CUDA. Here:
 The server needs `VLLM_SERVER_DEV_MODE=1` (the pause, RPC and cache routes) and `--worker-extension-cls
 rollgym.engines.vllm_reload.WeightReloadExtension`. A reload that fails reloads the last weights that loaded (or the
 server's own checkpoint); the requests the failed sync interrupted fail with `WeightSyncError` (their rollouts are
-infrastructure failures) and training goes on with the old weights until the next sync. Only when that restore fails
-too does `send_weights` raise.
+infrastructure failures) and training goes on with the old weights until the next sync. A step the sync cannot do
+without (the server does not pause, resume, or restore) raises to the trainer, after failing the waiting requests.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -102,39 +102,36 @@ class VLLMServerWeightTransfer:
     def pause(self) -> None:
         """Hold back new requests, then pause the server, aborting the requests in flight."""
         self.weights.pause()
-        self._post("/pause", params={"mode": "abort"})
+        self._guarded(lambda: self._post("/pause", params={"mode": "abort"}))
 
     def send_weights(self, iterator: Iterator[tuple[str, Any]]) -> None:
         """Write the weights to a file and have the server reload them in place; on failure, restore the last good."""
         assert self.directory is not None, "init_weight_transfer() makes the directory"
         staged, current = os.path.join(self.directory, "next.safetensors"), self._current_file()
         started = time.perf_counter()
+        sent = False
         try:
             from safetensors.torch import save_file
 
             save_file({name: tensor.detach().contiguous().cpu() for name, tensor in iterator}, staged)
+            sent = True
             self._reload(staged)
             os.replace(staged, current)
         except Exception as exc:  # noqa: BLE001 - a failed sync is recorded and survived (see the module docstring)
             self._failure = exc
             self.failures.append(f"{type(exc).__name__}: {exc}")
-            log.warning("weight sync to %s failed (%s); restoring the last weights that loaded", self.base_url, exc)
-            restore = current if os.path.exists(current) else self._checkpoint
-            try:
-                self._reload(restore)
-            except Exception as again:  # noqa: BLE001 - reported with both causes below
-                raise WeightSyncError(
-                    f"weight sync to {self.base_url} failed ({exc}) and restoring {restore} failed too ({again}): "
-                    "the server's weights are unknown"
-                ) from exc
+            log.warning("weight sync to %s failed (%s); the old weights stay", self.base_url, exc)
+            if sent:  # the server may hold part of the new weights: reload the last ones that loaded whole
+                restore = current if os.path.exists(current) else self._checkpoint
+                self._guarded(lambda: self._reload(restore), f"the sync failed ({exc}) and restoring {restore} failed")
         else:
             self._failure = None
             self.sync_s.append(time.perf_counter() - started)
-        self._post("/reset_prefix_cache")
+        self._guarded(lambda: self._post("/reset_prefix_cache"))
 
     def resume(self) -> None:
         """Resume the server; requests go on with the new version (the old one after a failed send)."""
-        self._post("/resume")
+        self._guarded(lambda: self._post("/resume"))
         if self._failure is not None:
             self.weights.fail(f"{type(self._failure).__name__}: {self._failure}")
             return
@@ -152,6 +149,19 @@ class VLLMServerWeightTransfer:
     def _current_file(self) -> str:
         assert self.directory is not None
         return os.path.join(self.directory, "current.safetensors")
+
+    def _guarded(self, step: Callable[[], None], why: str = "") -> None:
+        """A step the sync cannot go on without: if it fails, the requests waiting for the sync fail too (they would
+        wait forever), then the error goes to the trainer."""
+        try:
+            step()
+        except WeightSyncError as exc:
+            self.weights.fail(f"{why}: {exc}" if why else str(exc))
+            if why:
+                raise WeightSyncError(
+                    f"weight sync to {self.base_url}: {why}: {exc}; the server's weights are unknown"
+                ) from exc
+            raise
 
     def _reload(self, path: str) -> None:
         self._post("/collective_rpc", json={"method": RELOAD_METHOD, "args": [path]})

@@ -51,7 +51,12 @@ class CounterEnv:
 
 def test_a_trl_environment_runs_in_rollgym_s_loop_token_exact_with_records_and_the_viewer(tool_tok, say, tmp_path):
     env = rg.from_trl_environment(CounterEnv)
-    script = [say.call("increment", step=2), say.call("increment", step=9), say.call("increment", step=3), say.text("done")]
+    script = [
+        say.call("increment", step=2),
+        say.call("increment", step=9),
+        say.call("increment", step=3),
+        say.text("done"),
+    ]
     task = {"task_id": "count-5", "target": 5, "prompt": [{"role": "user", "content": "Count."}]}
     (rollout,) = asyncio.run(
         run_rollouts(env, [task], Policy(engine=ScriptedEngine(script), tokenizer=tool_tok), limits=Limits(max_turns=6))
@@ -114,9 +119,15 @@ def test_trl_s_trainers_accept_it(tool_tok, tmp_path):
     tokenizer.chat_template = CHATML_TOOLS  # a template that renders tool calls, which TRL checks for
     tokenizer.response_template = qwen3_template  # and how to parse them: Hermes-style <tool_call> JSON, as Qwen's
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": ""}], **task}])
-    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, report_to=[], num_generations=2, per_device_train_batch_size=2)
+    args = GRPOConfig(
+        output_dir=str(tmp_path), use_cpu=True, report_to=[], num_generations=2, per_device_train_batch_size=2
+    )
     trainer = GRPOTrainer(
-        model=str(smollm2_dir()), args=args, train_dataset=dataset, processing_class=tokenizer, environment_factory=factory
+        model=str(smollm2_dir()),
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        environment_factory=factory,
     )
     assert sorted(t.__name__ for t in trainer._env_tools[None]) == ["add", "multiply", "submit", "subtract"]
     assert trainer.reward_func_names[-1] == factory.__name__  # get_reward became a reward source

@@ -23,7 +23,9 @@ TASK = CalculatorEnv.default_tasks(1)[0]
 
 def _run(engine, tool_tok, max_turns: int = 3) -> Rollout:
     return asyncio.run(
-        run_rollout(CalculatorEnv(), Policy(engine=engine, tokenizer=tool_tok), TASK, limits=Limits(max_turns=max_turns))
+        run_rollout(
+            CalculatorEnv(), Policy(engine=engine, tokenizer=tool_tok), TASK, limits=Limits(max_turns=max_turns)
+        )
     )
 
 
@@ -35,7 +37,9 @@ def test_a_schema_1_record_still_loads_and_new_records_are_schema_2():
         "turns": [{"index": 0, "prompt_len": 2, "completion_ids": [5, 6], "logprobs": [-0.1, -0.2], "bridge_ids": [7]}],
     }
     loaded = Rollout.model_validate_json(json.dumps(old))
-    assert loaded.schema_version == 1 and loaded.turns[0].policy_version is None and loaded.turns[0].version_changes == []
+    assert (
+        loaded.schema_version == 1 and loaded.turns[0].policy_version is None and loaded.turns[0].version_changes == []
+    )
     assert token_versions(loaded, keep_trailing_bridge=True) == [None, None, None] and oldest_version(loaded) is None
     assert Rollout().schema_version == SCHEMA_VERSION == 2
 
@@ -57,7 +61,11 @@ def test_token_versions_staleness_and_changes_inside_a_turn():
     assert len(token_versions(rollout)) == len(rollout.token_view()["completion_ids"])
     assert oldest_version(rollout) == 4 and staleness(rollout, 7) == 3 and changed_inside_a_turn(rollout)
     unknown = Turn(
-        index=0, prompt_len=1, completion_ids=[1, 2], policy_version=1, version_changes=[VersionChange(at=None, version=2)]
+        index=0,
+        prompt_len=1,
+        completion_ids=[1, 2],
+        policy_version=1,
+        version_changes=[VersionChange(at=None, version=2)],
     )
     assert token_versions(Rollout(turns=[unknown])) == [2, 2]  # where is unknown: the newer version, conservatively
     again = Rollout.model_validate_json(rollout.to_json())
