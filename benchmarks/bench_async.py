@@ -73,6 +73,7 @@ def run_mode(mode: str, root: str, model: str, args: argparse.Namespace, out: Pa
     import rollgym as rg
     from rollgym.engines.vllm_reload import RELOAD_METHOD
     from rollgym.envs.builtin.calculator import CalculatorEnv
+    from rollgym.rollouts.integrations.trl_async.cpu import CPU_TRAINING_ARGS
 
     httpx.post(
         root + "/collective_rpc", json={"method": RELOAD_METHOD, "args": [model]}, timeout=600
@@ -103,18 +104,13 @@ def run_mode(mode: str, root: str, model: str, args: argparse.Namespace, out: Pa
         num_generations=args.num_generations,
         max_completion_length=args.max_tokens,
         learning_rate=1e-5,
-        use_cpu=True,
-        bf16=False,
-        dtype="float32",
-        gradient_checkpointing=False,
         token_budget=0,
         max_staleness=1,
-        weight_sync_steps=1,
-        logging_steps=1,
         report_to=[],
         save_strategy="no",
         vllm_server_base_url=root,
         seed=0,
+        **CPU_TRAINING_ARGS,
     )
     trainer = AsyncGRPOTrainer(
         model=model,
@@ -144,8 +140,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--groups-per-step", type=int, default=2)
     parser.add_argument("--num-generations", type=int, default=2)
-    parser.add_argument("--max-turns", type=int, default=3)
-    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--max-turns", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--order", default="sync,async", help="the modes, in order (e.g. sync,async,async,sync)")
     args = parser.parse_args()
     import rollgym as rg

@@ -34,8 +34,9 @@ class AsyncRolloutConfig(BoundaryModel):
     samples_per_version: int | None = Field(
         default=None,
         ge=1,
-        description="synchronous RL with the same worker: produce this many samples (a step's worth) per trainer "
-        "version, then wait for the next one, so generation never overlaps training; None: asynchronous",
+        description="synchronous RL with the same worker: this many samples (a step's worth) per trainer version, "
+        "one step ahead (TRL's data loader fetches a batch before training on the one before), then wait for the "
+        "next version, so generation and training take turns; None: asynchronous",
     )
     stop_timeout_s: float = Field(
         default=120.0, gt=0, description="how long `stop()` waits for the rollouts to release their environments"

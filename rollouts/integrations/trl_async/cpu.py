@@ -13,6 +13,11 @@ from typing import Any
 
 _PATCHED = "_rollgym_cpu_patch"
 
+#: `AsyncGRPOConfig` settings for training on a CPU against a float32 server: TRL defaults to bf16 autocast (the
+#: trainer's logprobs would be ~0.08 off the server's, and its importance ratios with them), and gradient
+#: checkpointing recomputes every forward (memory a CPU has; time it has not).
+CPU_TRAINING_ARGS = {"use_cpu": True, "bf16": False, "dtype": "float32", "gradient_checkpointing": False}
+
 
 def patch_async_grpo_for_cpu() -> bool:
     """Make TRL's `AsyncGRPOTrainer` train on a CPU; call it before building the trainer; idempotent. Returns False,

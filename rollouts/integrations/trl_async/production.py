@@ -110,7 +110,8 @@ class Producer:
         self.stopped: list[Rollout] = []
         self._gate = asyncio.Semaphore(config.concurrency)
         self._groups = 0
-        self._version, self._pushed_in_version, self._running = -1, 0, 0  # lockstep's counts for the current version
+        self._first_version: int | None = None  # lockstep's count: versions reached, samples pushed, groups running
+        self._pushed = self._running = 0
 
     # --- the main loop ------------------------------------------------------------------------------
     async def run(self, stopping: asyncio.Event) -> None:
@@ -140,15 +141,18 @@ class Producer:
                 self._record(rollout, "stopped")
 
     def _may_start(self) -> bool:
-        """Always, unless in lockstep (`samples_per_version`): then only while this version's pushed samples and its
-        running groups fall short of a step's worth (a group may push fewer than `num_generations`: its failures)."""
+        """Always, unless in lockstep (`samples_per_version`): then only while the samples pushed and the running
+        groups fall short of one step's worth per version the trainer reached, plus one step ahead (TRL's data loader,
+        accelerate's `DataLoaderDispatcher`, fetches the next batch before it trains on the current one). A group may
+        push fewer than `num_generations` samples (its failures), so pushed samples are what count."""
         per_version = self.config.samples_per_version
         if per_version is None:
             return True
         version = self.trainer_version()
-        if version != self._version:
-            self._version, self._pushed_in_version = version, 0
-        return self._pushed_in_version + self._running * self.config.num_generations < per_version
+        if self._first_version is None:
+            self._first_version = version
+        allowed = (version - self._first_version + 2) * per_version
+        return self._pushed + self._running * self.config.num_generations < allowed
 
     async def group(self, gid: int, task: dict) -> None:
         """One GRPO group: its rollouts, its rewards, its samples pushed together."""
@@ -275,7 +279,7 @@ class Producer:
                 (rollout, to_sample(rollout, advantage=advantage, group_id=gid, model_version=version, metrics=metrics))
             )
             self.metrics.pushed(staleness, reward)
-        self._pushed_in_version += len(samples)
+        self._pushed += len(samples)
         for rollout, sample in samples:
             await self._put(sample)
             self._record(rollout, "pushed")

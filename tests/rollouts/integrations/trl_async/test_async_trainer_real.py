@@ -15,6 +15,7 @@ import rollgym as rg
 from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.rollouts.core.output import read_rollouts
 from rollgym.rollouts.core.tasks import load_tasks
+from rollgym.rollouts.integrations.trl_async.cpu import CPU_TRAINING_ARGS
 
 pytestmark = [pytest.mark.vllm, pytest.mark.docker, pytest.mark.slow]
 
@@ -77,10 +78,6 @@ def test_async_grpo_trains_with_rollgym_s_worker_on_the_real_vllm_server(trainab
         num_generations=2,
         max_completion_length=16,
         learning_rate=3e-4,
-        use_cpu=True,
-        bf16=False,  # TRL's default autocasts to bf16: the trainer's logprobs would be ~0.08 off the float32 server's
-        dtype="float32",
-        gradient_checkpointing=False,
         token_budget=0,
         max_staleness=1,
         weight_sync_steps=1,
@@ -90,6 +87,7 @@ def test_async_grpo_trains_with_rollgym_s_worker_on_the_real_vllm_server(trainab
         vllm_server_base_url=root,
         temperature=1.0,
         seed=0,
+        **CPU_TRAINING_ARGS,  # float32, no bf16 autocast: the trainer's logprobs are the float32 server's
     )
     dataset = Dataset.from_dict({"prompt": [[{"role": "user", "content": ""}]] * 2})  # the worker has its own tasks
     trainer = AsyncGRPOTrainer(

@@ -138,15 +138,17 @@ def test_lockstep_produces_one_step_per_version(tool_tok, say):
     worker = _worker(tool_tok, say, samples_per_version=2)
     worker.start()
     try:
-        first = _take(worker, 2)
+        first = _take(worker, 4)  # a step's worth, and the next step's (the trainer fetches one batch ahead)
         time.sleep(0.5)
-        assert worker.rollout_buffer.empty()  # a step's worth, then it waits
+        assert worker.rollout_buffer.empty()  # then it waits for the trainer
         worker.update_model_version(1)
-        second = _take(worker, 2)
+        later = _take(worker, 2)
+        time.sleep(0.5)
+        assert worker.rollout_buffer.empty()
     finally:
         worker.stop()
-    assert {s.group_id for s in first} != {s.group_id for s in second}
-    assert all(s.model_version == 1 for s in second)
+    assert len({s.group_id for s in first + later}) == 3
+    assert all(s.model_version == 1 for s in later)
 
 
 def test_a_rollout_that_goes_stale_is_aborted_released_written_and_run_again(tool_tok, say, tmp_path, counted):
