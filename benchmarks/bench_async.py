@@ -7,8 +7,8 @@ by `rg.VLLMServerWeightTransfer`:
 
 - sync: the worker in lockstep (`samples_per_version` = a step's samples): it generates one step's samples with the
   current weights, then waits for the trainer; generation and training take turns, as in synchronous GRPO;
-- async: the worker generates without waiting (`max_staleness` 1), so the next step's rollouts run while the trainer
-  computes this one.
+- async: the worker generates without waiting for the trainer's version (`max_staleness` 1; at most a step's samples
+  queued), so the next step's rollouts run while the trainer computes this one.
 
 Printed per mode: wall time from the first sync to the end of training, trained samples/s, the engine's busy
 fraction (time with a request in flight / wall), and the histogram of sample staleness when the trainer took each
@@ -89,6 +89,7 @@ def run_mode(mode: str, root: str, model: str, args: argparse.Namespace, out: Pa
         concurrency=per_step,
         max_staleness=1,
         samples_per_version=per_step if mode == "sync" else None,
+        queue_maxsize=per_step,  # async: at most a step ahead of the trainer (what it would drop as stale, unmade)
         limits=rg.Limits(max_turns=args.max_turns, max_tokens_per_turn=args.max_tokens),
         sampling=rg.SamplingParams(seed=0),
         reward_funcs=[rg.env_reward, confidence],

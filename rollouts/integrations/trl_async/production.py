@@ -21,7 +21,15 @@ from typing import Any
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import UsageError
 from rollgym.limits import Limits
-from rollgym.rollouts.core.jobs import RolloutJob, RunSpec, env_factory_for, failed_job, prepare_tasks, run_job
+from rollgym.rollouts.core.jobs import (
+    Executor,
+    RolloutJob,
+    RunSpec,
+    env_factory_for,
+    failed_job,
+    prepare_tasks,
+    run_job,
+)
 from rollgym.rollouts.core.live import watch
 from rollgym.rollouts.core.output import RolloutWriter, is_infra_failure
 from rollgym.rollouts.core.policy import Policy
@@ -99,6 +107,8 @@ class Producer:
         busy_s: Callable[[], float],
         writer: RolloutWriter | None,
         on_pushed: Callable[[Any], None],
+        executor: Executor | None = None,
+        remote_policy: Policy | None = None,
     ) -> None:
         if not tasks:
             raise UsageError("the rollout worker needs at least one task")
@@ -106,6 +116,7 @@ class Producer:
         self.limits, self.sampling, self.env_kwargs, self.job_runner = limits, sampling, env_kwargs, job_runner
         self.config, self.trainer_version, self.sink, self.metrics = config, trainer_version, sink, metrics
         self.busy_s, self.writer, self.on_pushed = busy_s, writer, on_pushed
+        self.executor, self.remote_policy = executor, remote_policy or policy
         self.live: dict[tuple[int, int], Live] = {}
         self.stopped: list[Rollout] = []
         self._gate = asyncio.Semaphore(config.concurrency)
@@ -172,11 +183,28 @@ class Producer:
             unprepared = await self._prepare(key, task)
             if unprepared is not None:
                 rollouts = [failed_job(job, env_id, spec.group_prefix, unprepared) for job in jobs]
+            elif self.executor is not None:
+                rollouts = await self._on_executor(gid, jobs, spec)
             else:
                 rollouts = list(await asyncio.gather(*(self.rollout(factory, env_id, job, spec) for job in jobs)))
             await self.push(gid, task, rollouts)
         finally:
             self._running -= 1
+
+    async def _on_executor(self, gid: int, jobs: list[RolloutJob], spec: RunSpec) -> list[Rollout]:
+        """The group as one call of another executor (Ray actors): each actor builds its own engine from the
+        policy, so no turn carries a version (a sample's is the trainer's when the group started), and a rollout
+        that goes stale runs to its end (then `stale` applies)."""
+        started, executor = self.trainer_version(), self.executor
+        assert executor is not None  # the caller checked
+        results: dict[int, Rollout] = {}
+        remote = RunSpec(**{**spec.__dict__, "policy": self.remote_policy})
+        await executor.run(
+            remote, jobs, concurrency=len(jobs), on_result=lambda _ti, si, rollout: results.__setitem__(si, rollout)
+        )
+        for rollout in results.values():
+            rollout.meta["async"] = {"group": gid, "started_version": started}
+        return [results[k] for k in sorted(results)]
 
     async def _prepare(self, key: str | None, task: dict) -> BaseException | None:
         """The environment's `prepare_tasks` for a task, once (its image pulled or built): why it cannot run, if so."""

@@ -60,7 +60,10 @@ class AsyncRolloutWorker:
     loop (an agent CLI through the proxy: `rollgym.rollouts.agents.jobs.AgentJobs`); `out`: a directory where every
     rollout is appended to `rollouts.jsonl` as it ends, its fate in `meta["async"]` (pushed, dropped_stale,
     aborted_stale, stopped, ...), viewable with `rollgym view`. The rest (`num_generations`, `concurrency`,
-    `max_staleness`, `stale`, `restart_stale`, `queue_maxsize`) is `AsyncRolloutConfig`'s."""
+    `max_staleness`, `stale`, `restart_stale`, `queue_maxsize`, `samples_per_version`) is `AsyncRolloutConfig`'s.
+    `ray` (a `RayConfig`, an address, True) runs each group on Ray actors kept warm, as `rg.run_rollouts(ray=...)`
+    does; the policy must then travel (a spec, or a picklable engine such as a vLLM server's), its actors' turns
+    carry no version and a stale rollout is not restarted (the finished sample's `stale` rule still applies)."""
 
     def __init__(
         self,
@@ -75,6 +78,7 @@ class AsyncRolloutWorker:
         env_kwargs: dict | None = None,
         job_runner: Any = None,
         out: str | Path | None = None,
+        ray: Any = None,
         config: AsyncRolloutConfig | None = None,
         **settings: Any,
     ) -> None:
@@ -95,6 +99,14 @@ class AsyncRolloutWorker:
         if not self._policy.token_exact:
             raise UsageError(f"{self._policy.name} is not token-exact: text-only engines cannot be used for training")
         self.weights = weights if weights is not None else WeightsVersion()
+        self.executor = None
+        if ray is not None and ray is not False:  # each group a call on warm actors (as make_rollout_func's steps)
+            from rollgym.rollouts.integrations.ray.config import as_ray_config
+            from rollgym.rollouts.integrations.ray.executor import RayExecutor
+
+            ray_config = as_ray_config(ray)
+            assert ray_config is not None  # given ray= (not None/False)
+            self.executor = RayExecutor(ray_config.model_copy(update={"keep_actors": True}))
         self.rollout_buffer: queue.Queue = queue.Queue(maxsize=self.config.queue_maxsize)
         self.metrics_queue: queue.Queue = queue.Queue(maxsize=4096)
         self.metrics = WorkerMetrics(self.metrics_queue)
@@ -200,6 +212,8 @@ class AsyncRolloutWorker:
             busy_s=lambda: engine.busy.busy_s,
             writer=writer,
             on_pushed=self.pushed.append,
+            executor=self.executor,
+            remote_policy=base,
         )
         beat = asyncio.create_task(self._beat())
         self._started.set()
