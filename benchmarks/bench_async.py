@@ -5,10 +5,11 @@ Both modes train SmolLM2-135M with TRL's real `AsyncGRPOTrainer` on this CPU aga
 same tasks, seeds, steps and samples per step), rollouts by `rg.AsyncRolloutWorker`, weights synced after every step
 by `rg.VLLMServerWeightTransfer`:
 
-- sync: the worker in lockstep (`samples_per_version` = a step's samples): it generates one step's samples with the
-  current weights, then waits for the trainer; generation and training take turns, as in synchronous GRPO;
-- async: the worker generates without waiting for the trainer's version (`max_staleness` 1; at most a step's samples
-  queued), so the next step's rollouts run while the trainer computes this one.
+- sync: `samples_per_version` = a step's samples, `versions_ahead=1`: the worker generates the next step's samples
+  with the current weights, then waits for the trainer (whose data loader takes a batch before it trains on the one
+  before), so generation and training take turns, as in synchronous GRPO;
+- async: the same pace with `versions_ahead=2`: the next step's rollouts run while the trainer computes this one
+  (staleness up to 2; `max_staleness` 2 in both).
 
 Printed per mode: wall time from the first sync to the end of training, trained samples/s, the engine's busy
 fraction (time with a request in flight / wall), and the histogram of sample staleness when the trainer took each
@@ -87,9 +88,9 @@ def run_mode(mode: str, root: str, model: str, args: argparse.Namespace, out: Pa
         tasks=CalculatorEnv.default_tasks(16),
         num_generations=args.num_generations,
         concurrency=per_step,
-        max_staleness=1,
-        samples_per_version=per_step if mode == "sync" else None,
-        queue_maxsize=per_step,  # async: at most a step ahead of the trainer (what it would drop as stale, unmade)
+        max_staleness=2,
+        samples_per_version=per_step,  # paced by training in both: nothing generated only to be dropped
+        versions_ahead=1 if mode == "sync" else 2,
         limits=rg.Limits(max_turns=args.max_turns, max_tokens_per_turn=args.max_tokens),
         sampling=rg.SamplingParams(seed=0),
         reward_funcs=[rg.env_reward, confidence],
@@ -106,7 +107,7 @@ def run_mode(mode: str, root: str, model: str, args: argparse.Namespace, out: Pa
         max_completion_length=args.max_tokens,
         learning_rate=1e-5,
         token_budget=0,
-        max_staleness=1,
+        max_staleness=2,
         report_to=[],
         save_strategy="no",
         vllm_server_base_url=root,

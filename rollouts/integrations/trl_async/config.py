@@ -34,9 +34,16 @@ class AsyncRolloutConfig(BoundaryModel):
     samples_per_version: int | None = Field(
         default=None,
         ge=1,
-        description="synchronous RL with the same worker: this many samples (a step's worth) per trainer version, "
-        "one step ahead (TRL's data loader fetches a batch before training on the one before), then wait for the "
-        "next version, so generation and training take turns; None: asynchronous",
+        description="produce this many samples (a step's worth) per trainer version, `versions_ahead` versions "
+        "ahead, then wait for the trainer: generation paced by training, nothing made to be dropped; None: no pace",
+    )
+    versions_ahead: int = Field(
+        default=1,
+        ge=1,
+        description="with `samples_per_version`: how many steps' samples beyond the one in training may exist. TRL's "
+        "data loader takes the next batch before it trains on the current one, so 1 makes generation and training "
+        "take turns (synchronous RL) and 2 lets the next step's rollouts run while this one trains (asynchronous, "
+        "staleness up to 2: give the trainer `max_staleness >= 2`)",
     )
     stop_timeout_s: float = Field(
         default=120.0, gt=0, description="how long `stop()` waits for the rollouts to release their environments"

@@ -152,17 +152,17 @@ class Producer:
                 self._record(rollout, "stopped")
 
     def _may_start(self) -> bool:
-        """Always, unless in lockstep (`samples_per_version`): then only while the samples pushed and the running
-        groups fall short of one step's worth per version the trainer reached, plus one step ahead (TRL's data loader,
-        accelerate's `DataLoaderDispatcher`, fetches the next batch before it trains on the current one). A group may
-        push fewer than `num_generations` samples (its failures), so pushed samples are what count."""
+        """Always, unless paced (`samples_per_version`): then only while the samples pushed and the running groups
+        fall short of one step's worth per version the trainer reached, `versions_ahead` steps ahead (TRL's data
+        loader, accelerate's `DataLoaderDispatcher`, fetches the next batch before it trains on the current one). A
+        group may push fewer than `num_generations` samples (its failures), so pushed samples are what count."""
         per_version = self.config.samples_per_version
         if per_version is None:
             return True
         version = self.trainer_version()
         if self._first_version is None:
             self._first_version = version
-        allowed = (version - self._first_version + 2) * per_version
+        allowed = (version - self._first_version + 1 + self.config.versions_ahead) * per_version
         return self._pushed + self._running * self.config.num_generations < allowed
 
     async def group(self, gid: int, task: dict) -> None:

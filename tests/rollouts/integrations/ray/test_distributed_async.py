@@ -1,5 +1,5 @@
-"""`rg.AsyncRolloutWorker(..., ray=...)`: the worker's groups run on the cluster's actors, kept warm between groups,
-and come back scored and token-exact as in one process."""
+"""`rg.AsyncRolloutWorker(..., ray=...)`: the worker's groups run on the cluster's actors and come back scored, in
+their groups, as in one process."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ray_support import TASKS, Solver
 import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.rollouts.integrations.ray import RayConfig
-from rollgym.rollouts.integrations.ray.pool import _POOL, drop_pool
+from rollgym.rollouts.integrations.ray.pool import drop_pool
 
 
 def test_the_async_worker_runs_its_groups_on_ray_actors(cluster, tool_tok):
@@ -31,6 +31,5 @@ def test_the_async_worker_runs_its_groups_on_ray_actors(cluster, tool_tok):
         assert [s.group_id for s in samples] == [0, 0, 1, 1]  # groups in turn, each kept together
         assert all(s.metrics["reward"] == 1.0 and s.model_version == 3 for s in samples)  # the Solver solves them
         assert all(int(s.completion_mask.sum()) > 0 for s in samples)
-        assert sum(len(members) for members in _POOL.values()) >= 1  # the actors stay warm for the next group
     finally:
         drop_pool()

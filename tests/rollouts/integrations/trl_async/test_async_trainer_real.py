@@ -52,7 +52,8 @@ def test_async_grpo_trains_with_rollgym_s_worker_on_the_real_vllm_server(trainab
     worker = rg.AsyncRolloutWorker(
         {"calc": "rollgym/Calculator-v0", "swe": "rollgym/SWE-v0"},
         trainable_vllm.spec,
-        tasks=[calc[0], swe[0], calc[1]],  # one group at a time, in turn: a step trains each
+        tasks=[calc[0], calc[1], swe[0]],  # one group at a time, in turn: a step trains each (the SWE group's
+        # sandbox and grading run while the first steps train)
         num_generations=2,
         concurrency=2,
         max_staleness=1,

@@ -134,7 +134,8 @@ def test_groups_are_scored_and_pushed_together_token_exact(tool_tok, say, tmp_pa
 
 
 def test_lockstep_produces_one_step_per_version(tool_tok, say):
-    """`samples_per_version`: synchronous RL with the same worker; nothing more until the trainer's version moves."""
+    """`samples_per_version` (`versions_ahead` 1): synchronous RL with the same worker; nothing more until the
+    trainer's version moves."""
     worker = _worker(tool_tok, say, samples_per_version=2)
     worker.start()
     try:
