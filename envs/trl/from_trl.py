@@ -1,5 +1,5 @@
 """`rg.from_trl_environment(factory)`: an environment written for TRL's `environment_factory` run in rollgym's loop
-(token-exact, recorded, viewable, in batches and on Ray like any rollgym environment).
+(token-exact, recorded, viewable, in batches like any rollgym environment).
 
 Each episode makes a fresh instance (`factory()`), calls `reset(**task)` and builds the first messages as TRL does
 (the task's `prompt`, the observation appended); the instance's tool methods are the episode's tools (their schemas
