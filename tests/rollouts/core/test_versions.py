@@ -142,3 +142,16 @@ def test_a_sync_that_fails_under_a_request_makes_its_rollout_an_infrastructure_f
     rollout = _run(VersionedEngine(engine, weights), tool_tok)
     assert rollout.error is not None and rollout.error.category == "engine" and rollout.error.type == "WeightSyncError"
     assert "reload refused" in rollout.error.message and weights.current == 2 and not weights.paused
+
+
+def test_the_viewer_shows_the_version_of_each_turn():
+    from rollgym.rollouts.view.payload import detail, token_strip
+
+    turn = Turn(
+        index=0, prompt_len=1, completion_ids=[4, 5], policy_version=2, version_changes=[VersionChange(at=1, version=3)]
+    )
+    rollout = Rollout(turns=[turn])
+    assert token_strip(rollout, 0)["turns"][0]["v"] == 2 and token_strip(rollout, 0)["turns"][0]["vc"] == [[1, 3]]
+    shown = detail(rollout)["turns"][0]
+    assert shown["policy_version"] == 2 and shown["version_changes"] == [{"at": 1, "version": 3}]
+    assert "v" not in token_strip(Rollout(turns=[Turn(index=0, prompt_len=1)]), 0)["turns"][0]  # none recorded: no mark
