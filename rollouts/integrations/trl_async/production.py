@@ -5,17 +5,15 @@ waits for a group's slowest rollout. Each rollout runs as its own task through t
 `rg.run_rollouts` runs it: its own environment, its own seed), so it can be stopped alone: when the trainer's version
 moves past a running rollout's oldest token by more than `max_staleness`, that rollout is aborted (its environment
 released by the loop's cancellation path), written to `out` as what it was, and run again. A group is scored once
-all its rollouts are in (`score_group`), and its samples go to the trainer together.
+all its rollouts are in, and its samples go to the trainer together (`outbox.Outbox`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import queue
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rollgym.envs.core.tasks import task_id_of
@@ -25,23 +23,17 @@ from rollgym.rollouts.core.jobs import (
     Executor,
     RolloutJob,
     RunSpec,
-    env_factory_for,
     failed_job,
     prepare_tasks,
     run_job,
 )
 from rollgym.rollouts.core.live import watch
-from rollgym.rollouts.core.output import RolloutWriter, is_infra_failure
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.core.records import ErrorRecord, Rollout
-from rollgym.rollouts.core.versions import changed_inside_a_turn, oldest_version, versions_of
+from rollgym.rollouts.core.versions import oldest_version
 from rollgym.rollouts.integrations.trl_async.config import AsyncRolloutConfig
-from rollgym.rollouts.integrations.trl_async.metrics import WorkerMetrics
-from rollgym.rollouts.integrations.trl_async.samples import group_advantages, to_sample, trainable
-from rollgym.rollouts.integrations.trl_async.scoring import RewardFunc, score_group
-
-#: The task field that picks the environment when the worker was given several by name (as TRL's own `environment`).
-ENV_FIELD = "environment"
+from rollgym.rollouts.integrations.trl_async.environments import Envs
+from rollgym.rollouts.integrations.trl_async.outbox import Outbox
 
 
 @dataclass
@@ -52,30 +44,6 @@ class Live:
     holder: list[Rollout]
     started_version: int
     aborted: bool = False
-
-
-@dataclass
-class Envs:
-    """The worker's environments by name (one unnamed, or several a task picks with its `environment` field)."""
-
-    factories: dict[str | None, tuple[Callable[[], Any], str]]
-    specs: dict[str | None, Any]
-    prepared: dict[str, BaseException | None] = field(default_factory=dict)
-
-    @classmethod
-    def build(cls, env: Any, env_kwargs: dict | None) -> Envs:
-        named = dict(env) if isinstance(env, dict) else {None: env}
-        return cls({k: env_factory_for(v, **(env_kwargs or {})) for k, v in named.items()}, named)
-
-    def key(self, task: dict) -> str | None:
-        if None in self.factories:
-            return None
-        name = task.get(ENV_FIELD)
-        if name not in self.factories:
-            raise UsageError(
-                f"task {task_id_of(task)!r} names environment {name!r}; the worker has {sorted(self.factories)}"
-            )
-        return name
 
 
 async def _watched(
@@ -95,27 +63,21 @@ class Producer:
         envs: Envs,
         tasks: Sequence[dict],
         policy: Policy,
-        reward_funcs: Sequence[RewardFunc],
         limits: Limits | None,
         sampling: Any,
         env_kwargs: dict | None,
         job_runner: Any,
         config: AsyncRolloutConfig,
         trainer_version: Callable[[], int],
-        sink: queue.Queue,
-        metrics: WorkerMetrics,
-        busy_s: Callable[[], float],
-        writer: RolloutWriter | None,
-        on_pushed: Callable[[Any], None],
+        outbox: Outbox,
         executor: Executor | None = None,
         remote_policy: Policy | None = None,
     ) -> None:
         if not tasks:
             raise UsageError("the rollout worker needs at least one task")
-        self.envs, self.tasks, self.policy, self.reward_funcs = envs, list(tasks), policy, list(reward_funcs)
+        self.envs, self.tasks, self.policy = envs, list(tasks), policy
         self.limits, self.sampling, self.env_kwargs, self.job_runner = limits, sampling, env_kwargs, job_runner
-        self.config, self.trainer_version, self.sink, self.metrics = config, trainer_version, sink, metrics
-        self.busy_s, self.writer, self.on_pushed = busy_s, writer, on_pushed
+        self.config, self.trainer_version, self.outbox = config, trainer_version, outbox
         self.executor, self.remote_policy = executor, remote_policy or policy
         self.live: dict[tuple[int, int], Live] = {}
         self.stopped: list[Rollout] = []
@@ -149,7 +111,7 @@ class Producer:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             for rollout in self.stopped:
-                self._record(rollout, "stopped")
+                self.outbox.record(rollout, "stopped")
 
     def _may_start(self) -> bool:
         """Always, unless paced (`samples_per_version`): then only while the samples pushed and the running groups
@@ -187,7 +149,7 @@ class Producer:
                 rollouts = await self._on_executor(gid, jobs, spec)
             else:
                 rollouts = list(await asyncio.gather(*(self.rollout(factory, env_id, job, spec) for job in jobs)))
-            await self.push(gid, task, rollouts)
+            self._pushed += await self.outbox.push(gid, task, rollouts, in_flight=len(self.live))
         finally:
             self._running -= 1
 
@@ -233,8 +195,8 @@ class Producer:
                         raise
                     await asyncio.gather(task, return_exceptions=True)
                     for partial in self._partial(live, "aborted: its oldest token went over max_staleness"):
-                        self._record(partial, "aborted_stale")
-                    self.metrics.count("aborted_stale")
+                        self.outbox.record(partial, "aborted_stale")
+                    self.outbox.metrics.count("aborted_stale")
                     continue
                 finally:
                     self.live.pop(job.key, None)
@@ -262,72 +224,3 @@ class Producer:
             if oldest is not None and current - oldest > bound and not live.aborted and not live.task.done():
                 live.aborted = True
                 live.task.cancel()
-
-    # --- scoring and pushing -------------------------------------------------------------------------
-    async def push(self, gid: int, task: dict, rollouts: list[Rollout]) -> None:
-        """Score the group and push its trainable samples together; record every rollout's fate."""
-        for rollout in rollouts:
-            if rollout.error is not None:
-                self.metrics.count(f"errors/{rollout.error.category}")
-            if len(versions_of(rollout)) > 1:
-                self.metrics.count("multi_version_rollouts")
-            if changed_inside_a_turn(rollout):
-                self.metrics.count("version_changed_inside_a_turn")
-        kept = [r for r in rollouts if not is_infra_failure(r) and trainable(r)]
-        kept_ids = {id(r) for r in kept}
-        for rollout in rollouts:
-            self.metrics.finished()
-            if id(rollout) not in kept_ids:
-                self._record(rollout, "infra_failure" if is_infra_failure(rollout) else "untrainable")
-                self.metrics.count("untrainable")
-        if not kept:
-            self.metrics.push(self.busy_s(), len(self.live))
-            return
-        rewards, per_func = await score_group(kept, task, self.reward_funcs, self.policy.pad_token_id)
-        advantages = group_advantages(rewards)
-        current = self.trainer_version()
-        samples = []
-        for i, (rollout, reward, advantage) in enumerate(zip(kept, rewards, advantages, strict=True)):
-            oldest = oldest_version(rollout)
-            version = rollout.meta["async"]["started_version"] if oldest is None else oldest
-            staleness = current - version
-            rollout.meta["async"].update(model_version=version, staleness=staleness, reward=reward)
-            if reward is None:
-                self._record(rollout, "unscored")
-                self.metrics.count("unscored")
-                continue
-            bound = self.config.max_staleness
-            if bound is not None and staleness > bound:
-                self.metrics.count(f"{self.config.stale}_stale")
-                if self.config.stale == "drop":
-                    self._record(rollout, "dropped_stale")
-                    continue
-            metrics = {"reward": reward, **{f"rewards/{k}": v[i] for k, v in per_func.items() if v[i] is not None}}
-            samples.append(
-                (rollout, to_sample(rollout, advantage=advantage, group_id=gid, model_version=version, metrics=metrics))
-            )
-            self.metrics.pushed(staleness, reward)
-        self._pushed += len(samples)
-        for rollout, sample in samples:
-            await self._put(sample)
-            self._record(rollout, "pushed")
-            self.on_pushed(sample)
-        self.metrics.push(self.busy_s(), len(self.live))
-
-    async def _put(self, sample: Any) -> None:
-        """Hand one sample to the trainer; a full queue (`queue_maxsize`) holds generation back, not the loop."""
-        waited = None
-        while True:
-            try:
-                self.sink.put_nowait(sample)
-                break
-            except queue.Full:
-                waited = waited or time.perf_counter()
-                await asyncio.sleep(0.05)
-        if waited is not None:
-            self.metrics.count("backpressure_waits")
-
-    def _record(self, rollout: Rollout, fate: str) -> None:
-        rollout.meta.setdefault("async", {})["fate"] = fate
-        if self.writer is not None:
-            self.writer.write(rollout)

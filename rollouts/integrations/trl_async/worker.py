@@ -41,8 +41,10 @@ from rollgym.rollouts.core.signals import sigterm_raises_terminated
 from rollgym.rollouts.core.tasks import load_tasks
 from rollgym.rollouts.integrations.trl import env_reward
 from rollgym.rollouts.integrations.trl_async.config import AsyncRolloutConfig
+from rollgym.rollouts.integrations.trl_async.environments import Envs
 from rollgym.rollouts.integrations.trl_async.metrics import WorkerMetrics
-from rollgym.rollouts.integrations.trl_async.production import Envs, Producer
+from rollgym.rollouts.integrations.trl_async.outbox import Outbox
+from rollgym.rollouts.integrations.trl_async.production import Producer
 from rollgym.rollouts.integrations.trl_async.scoring import RewardFunc
 
 log = logging.getLogger(__name__)
@@ -196,15 +198,9 @@ class AsyncRolloutWorker:
         policy = Policy(engine=self._engine, tokenizer=base.tokenizer)
         writer = RolloutWriter(self.out, resume=True, retry_errors=False) if self.out is not None else None
         engine = self._engine
-        self._producer = Producer(
-            envs=self.envs,
-            tasks=self.tasks,
-            policy=policy,
+        outbox = Outbox(
             reward_funcs=self.reward_funcs,
-            limits=self.limits,
-            sampling=self.sampling,
-            env_kwargs=self.env_kwargs,
-            job_runner=self.job_runner,
+            pad_id=base.pad_token_id,
             config=self.config,
             trainer_version=lambda: self.model_version,
             sink=self.rollout_buffer,
@@ -212,6 +208,18 @@ class AsyncRolloutWorker:
             busy_s=lambda: engine.busy.busy_s,
             writer=writer,
             on_pushed=self.pushed.append,
+        )
+        self._producer = Producer(
+            envs=self.envs,
+            tasks=self.tasks,
+            policy=policy,
+            limits=self.limits,
+            sampling=self.sampling,
+            env_kwargs=self.env_kwargs,
+            job_runner=self.job_runner,
+            config=self.config,
+            trainer_version=lambda: self.model_version,
+            outbox=outbox,
             executor=self.executor,
             remote_policy=base,
         )
