@@ -8,6 +8,8 @@ import asyncio
 import copy
 import inspect
 
+import pytest
+
 import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.builtin.calculator import CalculatorEnv
@@ -104,6 +106,7 @@ def test_a_rollgym_environment_as_trl_s_environment_factory():
     assert env.get_reward() == 0.0  # nothing submitted yet: the environment's own score of its state
 
 
+@pytest.mark.slow  # builds a real GRPOTrainer (the model loaded)
 def test_trl_s_trainers_accept_it(tool_tok, tmp_path):
     """The real `GRPOTrainer` and the async trainer's own rollout loop build their tool tables from it."""
     from datasets import Dataset

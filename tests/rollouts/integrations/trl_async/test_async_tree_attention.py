@@ -10,6 +10,9 @@ import torch
 import rollgym as rg
 
 
+pytestmark = pytest.mark.slow  # the real model, twice
+
+
 @pytest.fixture(scope="module")
 def tree_model():
     from transformers import AutoModelForCausalLM
