@@ -9,7 +9,6 @@ import torch
 
 import rollgym as rg
 
-
 pytestmark = pytest.mark.slow  # the real model, twice
 
 
