@@ -45,6 +45,8 @@ _LAZY = {
     "StepInfo": "rollgym.envs",
     "ToolCallRecord": "rollgym.envs",
     "swe_reward": "rollgym.envs.swe",
+    "trl_environment": "rollgym.envs.trl",
+    "from_trl_environment": "rollgym.envs.trl",
     # rollouts and records
     "rollout": "rollgym.rollouts.core.loop",
     "run_rollouts": "rollgym.rollouts.core.batch",
@@ -71,10 +73,18 @@ _LAZY = {
     "env_reward": "rollgym.rollouts.integrations.trl",
     "component_reward": "rollgym.rollouts.integrations.trl",
     "patch_trl_for_vllm_cpu": "rollgym.rollouts.integrations.trl_vllm_cpu",
+    # asynchronous RL (TRL's AsyncGRPOTrainer)
+    "AsyncRolloutWorker": "rollgym.rollouts.integrations.trl_async.worker",
+    "AsyncRolloutConfig": "rollgym.rollouts.integrations.trl_async.config",
+    "VLLMServerWeightTransfer": "rollgym.rollouts.integrations.trl_async.weight_transfer",
+    "WeightsVersion": "rollgym.engines.weights",
+    "patch_async_grpo_for_cpu": "rollgym.rollouts.integrations.trl_async.cpu",
 }
 _RENAMED = {"register": ("rollgym.envs", "register_env")}
 
 __all__ = [
+    "AsyncRolloutConfig",
+    "AsyncRolloutWorker",
     "ChatTokenizer",
     "EngineError",
     "Env",
@@ -96,6 +106,8 @@ __all__ = [
     "ToolCallRecord",
     "Turn",
     "UsageError",
+    "VLLMServerWeightTransfer",
+    "WeightsVersion",
     "WorkerError",
     "__version__",
     "agent_rollout_func",
@@ -104,12 +116,14 @@ __all__ = [
     "check_env",
     "component_reward",
     "env_reward",
+    "from_trl_environment",
     "generate",
     "is_infra_failure",
     "load_tasks",
     "make",
     "make_rollout_func",
     "model_dir",
+    "patch_async_grpo_for_cpu",
     "patch_trl_for_vllm_cpu",
     "policy_from_trainer",
     "read_rollouts",
@@ -120,6 +134,7 @@ __all__ = [
     "summarize",
     "swe_reward",
     "tool",
+    "trl_environment",
     "write_viewer",
 ]
 
@@ -143,9 +158,11 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above load lazily
     from rollgym.engines.base import SamplingParams
+    from rollgym.engines.weights import WeightsVersion
     from rollgym.envs import Env, ResetInfo, StepInfo, ToolCallRecord, check_env, make, tool
     from rollgym.envs import register_env as register
     from rollgym.envs.swe import swe_reward
+    from rollgym.envs.trl import from_trl_environment, trl_environment
     from rollgym.limits import Limits
     from rollgym.rollouts.agents import AgentSpec, CommandAgent, register_agent
     from rollgym.rollouts.agents.run import run_agents
@@ -164,6 +181,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above loa
         make_rollout_func,
         policy_from_trainer,
     )
+    from rollgym.rollouts.integrations.trl_async.config import AsyncRolloutConfig
+    from rollgym.rollouts.integrations.trl_async.cpu import patch_async_grpo_for_cpu
+    from rollgym.rollouts.integrations.trl_async.weight_transfer import VLLMServerWeightTransfer
+    from rollgym.rollouts.integrations.trl_async.worker import AsyncRolloutWorker
     from rollgym.rollouts.integrations.trl_vllm_cpu import patch_trl_for_vllm_cpu
     from rollgym.rollouts.proxy import RecordingProxy
     from rollgym.rollouts.view import write_viewer

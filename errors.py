@@ -48,6 +48,10 @@ class ClusterLostError(WorkerError):
     """Every rollout actor is gone and no new one can be placed; the output is left resumable."""
 
 
+class WorkerDiedError(WorkerError):
+    """A rollout worker that feeds a trainer stopped producing (it crashed, or hangs); the message names it and why."""
+
+
 class ClusterConnectError(WorkerError):
     """The Ray cluster could not be reached or started within the timeout."""
 
@@ -62,6 +66,7 @@ __all__ = [
     "SandboxError",
     "TokenizationError",
     "UsageError",
+    "WorkerDiedError",
     "WorkerError",
     "WorkerStartError",
 ]

@@ -48,6 +48,16 @@ class GenerationTimings(BaseModel):
     generate_s: float = Field(default=0.0, ge=0.0, description="prefill + decode (or the HTTP round trip)")
 
 
+class VersionChange(BaseModel):
+    """Where new weights took over inside one completion: from token `at` on, `version` sampled (None: somewhere
+    inside, the engine cannot say where)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: int | None = Field(ge=0, description="index in completion_ids of the first token the new weights sampled")
+    version: int = Field(description="the weights version that sampled from there on")
+
+
 class Generation(BaseModel):
     """One sampled completion, token-exact: ids and the processed logprob of each id."""
 
@@ -64,6 +74,12 @@ class Generation(BaseModel):
     engine: str
     model: str
     token_exact: bool = True
+    policy_version: int | None = Field(
+        default=None, description="the weights version that sampled the first token (None: the engine has no versions)"
+    )
+    version_changes: list[VersionChange] = Field(
+        default_factory=list, description="weights that took over during this completion (a sync mid-generation)"
+    )
 
 
 @runtime_checkable

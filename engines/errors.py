@@ -33,6 +33,10 @@ class InvalidOutputError(EngineError):
     """The engine's output broke the contract (length mismatch, NaN logprob, wrong prompt echo)."""
 
 
+class WeightSyncError(EngineError):
+    """A weight sync failed while this request was in flight: which weights sampled it cannot be told."""
+
+
 class EngineUnavailableError(EngineError, ImportError):
     """The engine needs something this installation or machine lacks (e.g. vLLM, a GPU)."""
 

@@ -17,9 +17,11 @@ VLLM_UP = REPO / ".ci" / "vllm-up"
 SERVER_SETTINGS = {"VLLM_DTYPE": "float32", "VLLM_MAX_MODEL_LEN": "2048", "VLLM_CPU_KVCACHE_SPACE": "2"}
 
 
-def _vllm_up(*args: str, run_dir: Path | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+def _vllm_up(
+    *args: str, run_dir: Path | None = None, timeout: float = 900, extra_env: dict | None = None
+) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "VLLM_PORT"}
-    env.update(SERVER_SETTINGS, **({"VLLM_RUN_DIR": str(run_dir)} if run_dir else {}))
+    env.update(SERVER_SETTINGS, **({"VLLM_RUN_DIR": str(run_dir)} if run_dir else {}), **(extra_env or {}))
     return subprocess.run(["bash", str(VLLM_UP), *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -54,8 +56,26 @@ class RealVLLM:
         return "\n".join((self.run_dir / "server.log").read_text(errors="replace").splitlines()[-lines:])
 
 
+def rollgym_on_path(tmp: Path) -> Path:
+    """A directory holding only a `rollgym` symlink to the package under test (this checkout's or this installation's,
+    never a stale copy), for another Python's PYTHONPATH."""
+    import rollgym
+
+    pkgs = tmp / "pkgs"
+    pkgs.mkdir(exist_ok=True)
+    link = pkgs / "rollgym"
+    if not link.exists():
+        link.symlink_to(Path(rollgym.__file__).resolve().parent, target_is_directory=True)
+    return pkgs
+
+
 def start_server(model_dir: str, run_dir: Path) -> RealVLLM:
-    done = _vllm_up("start", model_dir, run_dir=run_dir)
+    """`.ci/vllm-up start` with what a trainer's weight sync needs besides (`rollgym.engines.vllm_reload`): the dev
+    routes (pause, resume, RPC, cache) and rollgym's reload extension in each worker."""
+    from rollgym.engines.vllm_reload import EXTENSION
+
+    extra_env = {"PYTHONPATH": str(rollgym_on_path(run_dir)), "VLLM_SERVER_DEV_MODE": "1"}
+    done = _vllm_up("start", model_dir, "--worker-extension-cls", EXTENSION, run_dir=run_dir, extra_env=extra_env)
     if done.returncode != 0:
         raise RuntimeError(f".ci/vllm-up start failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     return RealVLLM(done.stdout.strip().splitlines()[-1] + "/v1", model_dir, run_dir)
@@ -70,16 +90,9 @@ def run_in_vllm_venv(
 ) -> subprocess.CompletedProcess:
     """Run the vLLM venv's python with the rollgym under test importable (a symlink on PYTHONPATH, so the code
     that runs is this checkout's or this installation's, never a stale copy)."""
-    import rollgym
-
-    pkgs = tmp / "pkgs"
-    pkgs.mkdir(exist_ok=True)
-    link = pkgs / "rollgym"
-    if not link.exists():
-        link.symlink_to(Path(rollgym.__file__).resolve().parent, target_is_directory=True)
     full_env = {
         **os.environ,
-        "PYTHONPATH": str(pkgs),
+        "PYTHONPATH": str(rollgym_on_path(tmp)),
         "HF_HUB_OFFLINE": "1",
         "VLLM_NO_USAGE_STATS": "1",
         "VLLM_CPU_KVCACHE_SPACE": "2",
@@ -137,3 +150,39 @@ def assert_token_exact(rollout, model) -> None:
     sampled = [(lp, ref) for lp, ref, m in zip(view["logprobs"], reference, view["env_mask"], strict=True) if m]
     assert sampled and max(abs(lp - ref) for lp, ref in sampled) < 1e-4
     assert all(lp == 0.0 for lp, m in zip(view["logprobs"], view["env_mask"], strict=True) if not m)
+
+
+#: A short chat exchange and a continuation, in SmolLM2's ids: `<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n`
+#: then "Hello, how can I help you today." The logprobs of the continuation compare a server with a model.
+PROBE_PROMPT = [1, 4093, 198, 20234, 17, 2, 198, 1, 520, 9531, 198]
+PROBE_CONTINUATION = [19556, 28, 849, 416, 339, 724, 346, 1834, 30]
+
+
+def server_probe(base_url: str) -> list[float]:
+    """The server's logprobs of the probe's continuation (prompt logprobs, temperature 1)."""
+    import httpx
+
+    ids = PROBE_PROMPT + PROBE_CONTINUATION
+    body = {"prompt": ids, "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0}
+    answer = httpx.post(base_url.rstrip("/") + "/completions", json=body, timeout=120).json()
+    prompt_logprobs = answer["choices"][0]["prompt_logprobs"]
+    return [prompt_logprobs[i][str(ids[i])]["logprob"] for i in range(len(PROBE_PROMPT), len(ids))]
+
+
+def model_probe(model) -> list[float]:
+    """A transformers model's teacher-forced logprobs of the probe's continuation."""
+    return teacher_forced(model, PROBE_PROMPT, PROBE_CONTINUATION)
+
+
+def restore_checkpoint(server: RealVLLM) -> None:
+    """Reload the served model's own checkpoint into the server (after a test trained or perturbed its weights), so
+    the tests after it see the model they expect."""
+    import httpx
+
+    from rollgym.engines.vllm_reload import RELOAD_METHOD
+
+    root = server.base_url[: -len("/v1")]
+    httpx.post(
+        root + "/collective_rpc", json={"method": RELOAD_METHOD, "args": [server.model]}, timeout=600
+    ).raise_for_status()
+    httpx.post(root + "/reset_prefix_cache", timeout=60).raise_for_status()

@@ -17,6 +17,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "tests/rollouts/core/test_generate_real_vllm.py",
         "tests/rollouts/integrations/test_trl_vllm_cpu.py::test_grpo_colocate_on_cpu_syncs_weights_into_vllm",
         "tests/rollouts/proxy/test_proxy_cli.py::test_proxy_command_over_the_real_vllm",
+        "tests/rollouts/integrations/trl_async/test_async_weight_sync_real.py",
+        "tests/rollouts/integrations/trl_async/test_async_trainer_real.py",
     ),
     "hosts": (
         "tests/rollouts/integrations/ray/",

@@ -21,6 +21,7 @@ from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import SandboxError, UsageError
 from rollgym.limits import Limits
 from rollgym.rollouts.core.history import common_prefix, record_history_costs
+from rollgym.rollouts.core.live import publish
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.core.records import ErrorCategory, ErrorRecord, Resample, Rollout, StopReason, ToolCall, Turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError
@@ -151,6 +152,7 @@ async def run_rollout(
         task_id=task_id_of(task),
         history=getattr(policy, "history", "keep"),
     )
+    publish(rollout)
     t0 = time.perf_counter()
     scored = False
     try:
@@ -310,6 +312,7 @@ async def _turn(
     if traj is not None:
         assert tokenizer is not None  # the trajectory was started by it
         turn["completion_ids"], turn["logprobs"] = gen.completion_ids, gen.logprobs
+        turn["policy_version"], turn["version_changes"] = gen.policy_version, gen.version_changes
         sampled = len(gen.completion_ids)
         try:
             traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason)
@@ -391,7 +394,16 @@ def _turn_record(fields: dict) -> Turn:
     except ValidationError as exc:  # keep what was sampled, say what could not be recorded
         kept = {
             k: fields[k]
-            for k in ("index", "prompt_len", "completion_ids", "logprobs", "finish_reason", "generate_s")
+            for k in (
+                "index",
+                "prompt_len",
+                "completion_ids",
+                "logprobs",
+                "finish_reason",
+                "generate_s",
+                "policy_version",
+                "version_changes",
+            )
             if k in fields
         }
         return Turn.model_construct(**kept, parse_errors=[f"part of this turn could not be recorded: {exc}"[:2000]])

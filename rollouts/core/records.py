@@ -16,7 +16,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = 1
+from rollgym.engines.base import VersionChange
+
+#: 2: each turn records the weights version that sampled it (`Turn.policy_version`, `Turn.version_changes`), and a
+#: rollout how its prompts were built (`history`, `history_cost`, `Turn.resample`); a version-1 record loads with
+#: none of them (None, [], "keep", {}, None).
+SCHEMA_VERSION = 2
 
 StopReason = Literal[
     "no_tool_call",  # the model answered without a tool call and the environment ended the episode
@@ -92,6 +97,12 @@ class Turn(BaseModel):
     bridge_ids: list[int] = Field(default_factory=list)
     env_s: float = 0.0
     reward: float = 0.0
+    policy_version: int | None = Field(
+        default=None, description="the weights version that sampled this turn's first token (None: not tracked)"
+    )
+    version_changes: list[VersionChange] = Field(
+        default_factory=list, description="weights that took over inside this turn (a sync mid-generation)"
+    )
 
 
 class RolloutTimings(BaseModel):

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rollgym.engines.base import SamplingParams
+from rollgym.engines.versioned import VersionedEngine
+from rollgym.engines.weights import WeightsVersion
 from rollgym.errors import UsageError
 from rollgym.limits import Limits
 from rollgym.rollouts.core.batch import run_rollouts
@@ -78,9 +80,13 @@ def group_positions(tasks: list[Any]) -> tuple[list[int], list[str]]:
 
 def policy_from_trainer(trainer: Any, *, chat_template: str | None = None) -> Policy:
     """The trainer's own generator (vLLM colocate, TRL's vLLM server, or its live model) and its `processing_class`
-    as a `Policy`; the engine is rebuilt after each `aclose()`, so every step uses current weights."""
+    as a `Policy`; the engine is rebuilt after each `aclose()`, so every step uses current weights, and each turn
+    records them as the trainer's `global_step` (the weights TRL synced before the step's rollouts)."""
     return Policy(
-        engine_factory=lambda: engine_from_trainer(trainer),
+        engine_factory=lambda: VersionedEngine(
+            engine_from_trainer(trainer),
+            WeightsVersion(int(getattr(getattr(trainer, "state", None), "global_step", 0))),
+        ),
         tokenizer=trainer.processing_class,
         chat_template=chat_template,
     )

@@ -3,10 +3,9 @@
 `GRPOTrainer(use_vllm=True, vllm_mode="colocate")` builds `vllm.LLM(...)` in the trainer process and, before
 each step's rollouts, pushes the trainer's weights with `model_runner.model.load_weights([(name, param)])`.
 On vLLM-CPU that push fails (`Attempted to load weight ... into parameter (torch.Size([0]))`): the CPU
-linear layers repack their weights at load time and leave the original parameters empty. vLLM's
-layerwise in-place reload (`model_runner.reload_weights(weights_iterator=...)`) restores the checkpoint
-layout, loads and repacks, except the GEMM copy the embedding and a tied LM head keep beside their
-weight, which is repacked here after the reload: the whole 135M model syncs in ~0.5 s. TRL also gives the colocated LLM no
+linear layers repack their weights at load time and leave the original parameters empty. The sync here reloads in
+place instead (`rollgym.engines.vllm_reload`: vLLM's layerwise reload, then the tied embedding's repack): the whole
+135M model syncs in ~0.5 s. TRL also gives the colocated LLM no
 dtype (vLLM-CPU then downcasts a float32 checkpoint to bf16, logprobs ~0.27 off) and no `enforce_eager`
 (every start recompiles for ~2 min), and leaves chunked prefill on, which kills vLLM-CPU 0.32's engine when
 it splits a seeded request ("CPU Generator does not use offset").
@@ -20,6 +19,7 @@ import functools
 from typing import Any
 
 from rollgym.engines.vllm_inprocess import vllm_on_cpu
+from rollgym.engines.vllm_reload import reload_in_place
 
 _PATCHED = "_rollgym_cpu_patch"
 
@@ -30,13 +30,8 @@ def sync_colocated_weights(generation: Any) -> None:
     `generation` is the trainer's `VLLMGeneration` (`trainer.vllm_generation`); its own parameter walk
     (`_iter_named_params`: vLLM's names, FSDP/DeepSpeed gathering, merged PEFT adapters) feeds the reload.
     """
-    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding  # pyright: ignore[reportMissingImports]  # vLLM lives in its own venv (.ci/vllm-up), not the dev venv
-
     runner = generation.llm.llm_engine.model_executor.driver_worker.model_runner
-    runner.reload_weights(weights_iterator=generation._iter_named_params())
-    for module in runner.model.modules():  # embedding and LM head: their packed GEMM copy still holds the old weight
-        if isinstance(module, VocabParallelEmbedding) and hasattr(module, "cpu_linear"):
-            module.quant_method.process_weights_after_loading(module)
+    reload_in_place(runner, generation._iter_named_params())
     generation.llm.reset_prefix_cache()
 
 

@@ -242,6 +242,8 @@ class ProxyCore:
             warnings=warnings,
             generate_s=generate_s,
             sampling=sampling,
+            policy_version=gen.policy_version,
+            version_changes=gen.version_changes,
         )
 
     def _token_logprobs(self, gen: Generation) -> list[TokenLogprob]:

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from rollgym.engines.base import VersionChange
 from rollgym.rollouts.core.records import ErrorCategory, ErrorRecord, Rollout, Turn
 from rollgym.rollouts.proxy.matching import explain_mismatch, message_key, reply_difference
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
@@ -65,6 +66,8 @@ class Call:
     sampling: dict
     traj: TokenTrajectory | None  # state after this call's completion; released for old calls
     created: float = field(default_factory=time.time)
+    policy_version: int | None = None  # the weights version that sampled it (asynchronous RL), if the engine says
+    version_changes: list[VersionChange] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -206,6 +209,8 @@ class ProxySession:
         warnings: list[str],
         generate_s: float,
         sampling: dict,
+        policy_version: int | None = None,
+        version_changes: list[VersionChange] | None = None,
     ) -> Call:
         """Append a sampled call to its segment (or open a new one: first call, rewrite, branch)."""
         with self._lock:
@@ -249,6 +254,8 @@ class ProxySession:
                 generate_s=generate_s,
                 sampling=sampling,
                 traj=plan.traj,
+                policy_version=policy_version,
+                version_changes=list(version_changes or []),
             )
             segment.calls.append(index)
             self.calls.append(call)
@@ -305,6 +312,8 @@ class ProxySession:
                         parse_errors=call.parse_errors,
                         env_messages=nxt.new_messages if nxt else [],
                         bridge_ids=nxt.bridge_ids if nxt else [],
+                        policy_version=call.policy_version,
+                        version_changes=call.version_changes,
                     )
                 )
             last = seg_calls[-1] if seg_calls else None

@@ -43,8 +43,9 @@ def token_strip(r: Rollout, prompt_ref: int) -> dict[str, Any]:
     """The whole trajectory as ids: the prompt (by reference), then each turn's sampled ids and its bridge.
 
     Compact on purpose (a 10,000-rollout page is mostly this): per turn, the sampled ids, their logprobs in
-    milli-nats (integers), and the environment's bridge ids; the page rebuilds TRL's `env_mask` (with the
-    trailing bridge kept) and marks where each turn, bridge and proxy segment begins.
+    milli-nats (integers), the environment's bridge ids, and (when recorded) the weights version `v` and the changes
+    inside the turn `vc` ([token, version]); the page rebuilds TRL's `env_mask` (with the trailing bridge kept) and
+    marks where each turn, bridge, proxy segment and weights version begins.
     """
     return {
         "prompt": prompt_ref,
@@ -60,6 +61,8 @@ def token_strip(r: Rollout, prompt_ref: int) -> dict[str, Any]:
                 "ids": t.completion_ids,
                 "lp": [round(x * 1000) for x in t.logprobs],
                 "bridge": t.bridge_ids,
+                **({"v": t.policy_version} if t.policy_version is not None else {}),
+                **({"vc": [[c.at, c.version] for c in t.version_changes]} if t.version_changes else {}),
             }
             for t in r.turns
         ],
@@ -101,6 +104,8 @@ def detail(r: Rollout) -> dict[str, Any]:
                 "parse_errors": t.parse_errors,
                 "tool_calls": [c.model_dump(exclude={"result"}) for c in t.tool_calls],  # the tool message shows it
                 "env_messages": t.env_messages,
+                "policy_version": t.policy_version,
+                "version_changes": [c.model_dump() for c in t.version_changes],
             }
             for t in r.turns
         ],

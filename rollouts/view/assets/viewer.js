@@ -281,7 +281,7 @@ function legend() {
   return `<div class="legend"><span><span class="sw" style="background:hsl(120,70%,82%)"></span>sampled, likely</span>
     <span><span class="sw" style="background:hsl(0,70%,82%)"></span>sampled, unlikely (shade = sampling probability)</span>
     <span><span class="sw" style="background:#e5e7eb"></span>environment (env_mask 0)</span><span><span class="sw" style="background:#f3f4f6"></span>prompt</span>
-    <span><span class="mk turn">turn</span><span class="mk bridge">bridge</span><span class="mk segment">proxy segment</span> where each begins</span>
+    <span><span class="mk turn">turn</span><span class="mk bridge">bridge</span><span class="mk segment">proxy segment</span><span class="mk version">weights version</span> where each begins</span>
     <span>hover a token for its id and logprob</span></div>`;
 }
 
@@ -298,7 +298,9 @@ function expand(stored) {
   const s = { ids: [], logprobs: [], mask: [], marks: [] };
   if (stored.segment) s.marks.push({ pos: 0, kind: "segment", label: stored.segment });
   for (const t of stored.turns) {
-    s.marks.push({ pos: s.ids.length, kind: "turn", label: `turn ${t.index}: sampled, ${t.finish}` });
+    const start = s.ids.length;
+    s.marks.push({ pos: start, kind: "turn", label: `turn ${t.index}: sampled, ${t.finish}${t.v === undefined ? "" : `, weights v${t.v}`}` });
+    for (const [at, v] of t.vc || []) s.marks.push({ pos: start + (at ?? 0), kind: "version", label: `weights v${v}${at === null ? " (somewhere in this turn)" : ""}` });
     for (let k = 0; k < t.ids.length; k++) { s.ids.push(t.ids[k]); s.logprobs.push(t.lp[k] / 1000); s.mask.push(1); }
     if (t.bridge.length) {
       s.marks.push({ pos: s.ids.length, kind: "bridge", label: `turn ${t.index}: environment reply` });
@@ -367,10 +369,16 @@ function renderCall(name, args, rec) {
   return `<div class="call${failed ? " failed" : ""}"><b>${esc(name)}</b>${failed ? ' <span class="badge bad">failed</span>' : rec ? ' <span class="badge ok">executed</span>' : ""}
     ${rec ? ` <span class="cap">${fmt(rec.duration_s, 2)} s</span>` : ""}<pre>${esc(shown)}</pre></div>`;
 }
+// The weights that sampled a turn (asynchronous RL): its version, and any that took over inside it.
+function versionNote(t) {
+  if (t.policy_version === null || t.policy_version === undefined) return "";
+  const changes = (t.version_changes || []).map((c) => ` → v${c.version}${c.at === null ? " (inside)" : ` at id ${c.at}`}`).join("");
+  return ` · <span class="version">weights v${t.policy_version}${changes}</span>`;
+}
 function conversation(d) {
   const out = (d.initial_messages || []).map((m) => message(m, null));
   for (const t of d.turns) {
-    out.push(`<div class="turnhead">Turn ${t.index} · ${t.n_sampled} ids sampled (${esc(t.finish_reason)}) · ${t.n_bridge} environment ids · engine ${fmt(t.generate_s, 2)} s · tools ${fmt(t.env_s, 2)} s${t.reward ? ` · reward ${fmt(t.reward)}` : ""}</div>`);
+    out.push(`<div class="turnhead">Turn ${t.index} · ${t.n_sampled} ids sampled (${esc(t.finish_reason)}) · ${t.n_bridge} environment ids · engine ${fmt(t.generate_s, 2)} s · tools ${fmt(t.env_s, 2)} s${t.reward ? ` · reward ${fmt(t.reward)}` : ""}${versionNote(t)}</div>`);
     if (t.message && Object.keys(t.message).length) out.push(message(t.message, t.tool_calls));
     for (const e of t.parse_errors || []) out.push(`<div class="errorbox">could not parse a tool call: ${esc(e)}</div>`);
     for (const m of t.env_messages || []) out.push(message(m, t.tool_calls));

@@ -86,7 +86,7 @@ async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_pa
         concurrency=2,
     )
     lines = (out / "rollouts.jsonl").read_text().splitlines()
-    assert len(lines) == 4 and all(json.loads(line)["schema_version"] == 1 for line in lines)
+    assert len(lines) == 4 and all(json.loads(line)["schema_version"] == 2 for line in lines)
     assert summary["rollouts"] == 4 and summary["reward_mean"] == 0.5
     assert summary["pass@1"] == 0.5 and summary["errors"] == {}
     assert json.loads((out / "summary.json").read_text())["rollouts"] == 4

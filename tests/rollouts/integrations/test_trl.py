@@ -101,8 +101,9 @@ def test_grpo_trainer_trains_two_steps_through_rollgym(tmp_path):
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
     assert trainer.state.global_step == 2 and len(batches) == 2
-    for prompts, rollouts, out in batches:
+    for step, (prompts, rollouts, out) in enumerate(batches):
         assert len(rollouts) == len(prompts) == 2
+        assert all(t.policy_version == step for r in rollouts for t in r.turns)  # the step's weights sampled them
         assert [json.loads(p)["task_id"] for p in prompts][::2] == [json.loads(p)["task_id"] for p in prompts][1::2]
         assert out["reward"] == [r.reward for r in rollouts]
     logs = [h for h in trainer.state.log_history if "rewards/env_reward/mean" in h]

@@ -1,0 +1,1 @@
+"""Asynchronous RL with TRL's `AsyncGRPOTrainer`: rollgym as its rollout worker, and weight sync to a vLLM server."""
