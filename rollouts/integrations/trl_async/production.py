@@ -149,7 +149,8 @@ class Producer:
                 rollouts = await self._on_executor(gid, jobs, spec)
             else:
                 rollouts = list(await asyncio.gather(*(self.rollout(factory, env_id, job, spec) for job in jobs)))
-            self._pushed += await self.outbox.push(gid, task, rollouts, in_flight=len(self.live))
+            pushed = await self.outbox.push(gid, task, rollouts, in_flight=len(self.live))
+            self._pushed += pushed  # after the await: `+= await` would add to a count read before another group's
         finally:
             self._running -= 1
 
