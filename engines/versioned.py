@@ -17,7 +17,7 @@ from typing import Any
 from rollgym.engines.base import Generation, GenerationTimings, SamplingParams, VersionChange
 from rollgym.engines.busy import BusyClock
 from rollgym.engines.errors import WeightSyncError
-from rollgym.engines.weights import WeightsVersion
+from rollgym.engines.weights import WeightsState, WeightsVersion
 
 
 class VersionedEngine:
@@ -45,6 +45,13 @@ class VersionedEngine:
         with self.busy:
             return await self.inner.generate(prompt, sampling)
 
+    async def _synced_since(self, seen: WeightsState) -> bool:
+        """Whether a sync began after `seen` (asked when a request came back aborted); a copy of the version in
+        another process (a Ray actor's) may hear of the sync after the server's abort, so it catches up first."""
+        if self.weights.state().syncs == seen.syncs:
+            await self.weights.catch_up(seen)
+        return self.weights.state().syncs != seen.syncs
+
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams | None = None) -> Generation:
         """Sample as the wrapped engine does; the result carries `policy_version` and any `version_changes`."""
         sampling = sampling or SamplingParams()
@@ -55,9 +62,7 @@ class VersionedEngine:
         gen = await self._sample(prompt, sampling)
         ids, logprobs, changes = list(gen.completion_ids), list(gen.logprobs), []
         queued_s, generate_s = gen.timings.queued_s, gen.timings.generate_s
-        while (
-            gen.finish_reason == "abort" and self.weights.state().syncs != seen.syncs and len(ids) < sampling.max_tokens
-        ):
+        while gen.finish_reason == "abort" and len(ids) < sampling.max_tokens and await self._synced_since(seen):
             await self.weights.wait_open()  # the sync that aborted it is done: the rest comes from the new weights
             seen = self.weights.state()
             if ids:

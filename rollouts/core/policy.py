@@ -89,6 +89,8 @@ class Policy:
         self._given_engine = engine
         self._engine: Any = engine
         self._factory = engine_factory
+        self._wrapper: Callable[[Any], Any] | None = None  # see `wrapped`
+        self._wrapped: Any = None
         self.token_exact = bool(
             self._parsed.scheme.token_exact if self._parsed else getattr(engine, "token_exact", True)
         )
@@ -112,7 +114,19 @@ class Policy:
                 self._engine = self._parsed.build(**self._engine_kwargs)
             elif self._factory is not None:
                 self._engine = self._factory()
-        return self._engine
+        if self._wrapper is None:
+            return self._engine
+        if self._wrapped is None:
+            self._wrapped = self._wrapper(self._engine)
+        return self._wrapped
+
+    def wrapped(self, wrapper: Callable[[Any], Any]) -> Policy:
+        """A copy whose engine is `wrapper(engine)`, applied where the engine is built: a Ray actor wraps its own
+        (the asynchronous worker's version stamping, `rollouts.integrations.ray.versions`)."""
+        copy = object.__new__(Policy)
+        copy.__dict__.update(self.__dict__)
+        copy._wrapper, copy._wrapped = wrapper, None
+        return copy
 
     @property
     def name(self) -> str:
@@ -136,6 +150,7 @@ class Policy:
     async def aclose(self) -> None:
         """Close the engine if this policy built it (a later use builds a new one)."""
         engine, owned = self._engine, self._engine is not self._given_engine
+        self._wrapped = None
         if engine is not None and owned:
             self._engine = None
             await engine.aclose()
@@ -155,11 +170,12 @@ class Policy:
                 "a Policy that builds its engine with a function (e.g. from a trainer) cannot leave this "
                 "process: give worker processes a spec string"
             )
+        state["_wrapped"] = None  # the wrapper wraps the other process's engine there
         state["_parsed"] = None  # the registry's functions stay here; the spec is parsed again on arrival
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({"_wrapper": None, "_wrapped": None, **state})
         if self.spec is not None:
             self._parsed = parse_spec(self.spec)
 

@@ -156,8 +156,8 @@ class Producer:
 
     async def _on_executor(self, gid: int, jobs: list[RolloutJob], spec: RunSpec) -> list[Rollout]:
         """The group as one call of another executor (Ray actors): each actor builds its own engine from the
-        policy, so no turn carries a version (a sample's is the trainer's when the group started), and a rollout
-        that goes stale runs to its end (then `stale` applies)."""
+        policy, which stamps each turn with the version it follows (`ray.versions`); a rollout that goes stale
+        there runs to its end, then `stale` applies to it."""
         started, executor = self.trainer_version(), self.executor
         assert executor is not None  # the caller checked
         results: dict[int, Rollout] = {}

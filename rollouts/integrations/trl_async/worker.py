@@ -126,6 +126,17 @@ class AsyncRolloutWorker:
         self._started = threading.Event()
         self._signals = contextlib.ExitStack()
 
+    def _versions_on_ray(self, base: Policy) -> tuple[Policy, Any]:
+        """The policy the actors get (its engine wrapped to follow this worker's `weights`) and the board's handle."""
+        from rollgym.rollouts.integrations.ray.cluster import connect
+        from rollgym.rollouts.integrations.ray.versions import publish
+
+        assert self.executor is not None
+        config = self.executor.config
+        ray = connect(config, config.actors or 1)
+        wrapper, board = publish(self.weights, ray)
+        return base.wrapped(wrapper), board
+
     # --- TRL's RolloutWorkerProtocol ------------------------------------------------------------
     def start(self) -> None:
         """Begin producing (TRL calls it once, after the first weight sync); returns once the loop runs."""
@@ -209,6 +220,9 @@ class AsyncRolloutWorker:
             writer=writer,
             on_pushed=self.pushed.append,
         )
+        remote, board = base, None
+        if self.executor is not None:  # actors stamp their turns with the version too (a board they follow)
+            remote, board = await asyncio.to_thread(self._versions_on_ray, base)
         self._producer = Producer(
             envs=self.envs,
             tasks=self.tasks,
@@ -221,7 +235,7 @@ class AsyncRolloutWorker:
             trainer_version=lambda: self.model_version,
             outbox=outbox,
             executor=self.executor,
-            remote_policy=base,
+            remote_policy=remote,
         )
         beat = asyncio.create_task(self._beat())
         self._started.set()
@@ -229,6 +243,10 @@ class AsyncRolloutWorker:
             await self._producer.run(self._stopping)
         finally:
             beat.cancel()
+            if board is not None:
+                import ray
+
+                ray.kill(board)
             if self.job_runner is not None:
                 await self.job_runner.close()
             if writer is not None:

@@ -136,6 +136,29 @@ def test_a_sync_inside_a_turn_continues_with_the_new_weights_where_the_old_ones_
     assert token_versions(rollout) == [0] * 5 + [1] * (len(full) - 5) and changed_inside_a_turn(rollout)
 
 
+class LateCopy(WeightsVersion):
+    """A copy of `original` that hears of its changes only when it asks (a Ray actor's mirror between two reads)."""
+
+    def __init__(self, original: WeightsVersion) -> None:
+        super().__init__(original.current)
+        self.original = original
+
+    async def catch_up(self, seen):
+        await asyncio.sleep(0.1)  # the sync is over by then
+        self.apply(self.original.snapshot())
+
+
+def test_a_copy_of_the_version_that_learns_of_the_sync_after_the_abort_still_continues_the_turn(tool_tok, say):
+    weights = WeightsVersion(0)
+    full = say.call("submit", answer=TASK["answer"])
+    remaining = [full, full[4:]]
+    engine = SyncedMidGeneration(ScriptedEngine(lambda p, s: remaining.pop(0)), weights, cut=4)
+    rollout = _run(VersionedEngine(engine, LateCopy(weights)), tool_tok)
+    (turn,) = rollout.turns
+    assert rollout.error is None and turn.completion_ids == full
+    assert turn.version_changes == [VersionChange(at=4, version=1)]
+
+
 def test_a_sync_that_fails_under_a_request_makes_its_rollout_an_infrastructure_failure(tool_tok, say):
     weights = WeightsVersion(2)
     engine = SyncedMidGeneration(ScriptedEngine([say.call("submit", answer=1)] * 2), weights, cut=3, fail=True)

@@ -315,3 +315,53 @@ def test_sigterm_stops_training_as_ctrl_c_does(tmp_path):
         if json.loads(line)["meta"]["async"]["fate"] == "stopped"
     ]
     assert stopped and any(r["turns"] for r in stopped)
+
+
+def _agent(row, base_url, api_key):
+    """A black-box agent: the real openai client, two calls on its own session of the recording proxy."""
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key=api_key or "x", max_retries=0)
+    messages = [{"role": "user", "content": row["question"]}]
+    for _ in range(2):
+        out = client.chat.completions.create(model="m", messages=messages)
+        messages += [out.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "sure?"}]
+    return out.choices[0].message.content
+
+
+def test_a_black_box_agent_through_the_proxy_gives_versioned_token_exact_samples(tool_tok, say, tmp_path):
+    from rollgym.rollouts.agents.jobs import AgentJobs
+
+    answers = {t["question"]: str(t["answer"]) for t in TASKS}
+
+    def reward(row, output, rollout):
+        return float(output == answers[row["question"]])
+
+    def sample(prompt, sampling):
+        text = tool_tok.decode(prompt)
+        return say.text(next(a for q, a in answers.items() if q in text))
+
+    policy = rg.Policy(engine=ScriptedEngine(sample, delay_s=0.05, logprob=-0.25), tokenizer=tool_tok)
+    worker = rg.AsyncRolloutWorker(
+        "rollgym/Calculator-v0", policy, tasks=TASKS, num_generations=2, concurrency=2, out=tmp_path,
+        job_runner=AgentJobs(_agent, reward=reward),
+    )  # fmt: skip
+    worker.start()
+    try:
+        first = _take(worker, 2)
+        worker.weights.pause()  # a sync under running agents
+        worker.weights.resume()
+        worker.update_model_version(1)
+        later = _take(worker, 4)
+    finally:
+        worker.stop()
+    pushed = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.meta["async"]["fate"] == "pushed"]
+    rows = {tuple(r.token_view()["prompt_ids"] + r.token_view()["completion_ids"]): r for r in pushed}
+    for s in first + later:
+        rollout = rows[tuple(s.input_ids.tolist())]  # the sample is the proxy's recorded session, id for id
+        assert rollout.error is None and rollout.token_exact and len(rollout.turns) == 2
+        assert s.metrics["reward"] == 1.0 and s.model_version in (0, 1)
+        assert {lp for lp, m in zip(s.old_log_probs.tolist(), s.completion_mask.tolist(), strict=True) if m} == {-0.25}
+        assert all(t.policy_version is not None for t in rollout.turns)
+    assert {t.policy_version for r in pushed for t in r.turns} == {0, 1}  # the agents' turns follow the sync
+    assert later[-1].model_version == 1
