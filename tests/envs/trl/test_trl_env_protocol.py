@@ -151,3 +151,33 @@ def test_trl_s_trainers_accept_it(tool_tok, tmp_path):
     assert sorted(t.__name__ for t in loop._env_tools[None]) == ["add", "multiply", "submit", "subtract"]
     assert loop.reward_func_names == [factory.__name__]
     assert all(inspect.ismethod(t) for t in loop._env_tools[None])
+
+
+@pytest.mark.docker
+def test_the_swe_environment_as_trl_s_environment_factory(base_image):
+    """`rg.trl_environment("rollgym/SWE-v0")`: TRL's tools are the SWE tools, an episode in a real sandbox solved
+    through them is graded in a fresh container, and the sandbox is released when the instance goes."""
+    import gc
+
+    from rollgym.envs.swe import load_bundled_tasks
+
+    factory = rg.trl_environment("rollgym/SWE-v0")
+    assert tool_names(factory) == ["bash", "str_replace_editor", "submit"]
+    row = next(t for t in load_bundled_tasks() if t.instance_id == "inflection__ordinal-teens").model_dump()
+    env = factory()
+    observation = env.reset(prompt=[{"role": "user", "content": ""}], **row)
+    assert "13rd" in observation
+    assert "/testbed" in env.bash(command="pwd")
+    edited = env.str_replace_editor(
+        command="str_replace",
+        path="/testbed/inflection/__init__.py",
+        old_str="if number % 100 in (11, 12):",
+        new_str="if number % 100 in (11, 12, 13):",
+    )
+    assert "has been edited" in edited
+    env.submit()
+    assert env.get_reward() == 1.0
+    inner = env._env
+    del env
+    gc.collect()
+    assert inner.sandbox is None  # released with the instance (TRL never closes an environment)
