@@ -9,6 +9,7 @@ import posixpath
 import re
 import shlex
 import threading
+import time
 import uuid
 
 import docker
@@ -16,7 +17,7 @@ import docker.errors
 import requests.exceptions
 import urllib3.exceptions
 
-from rollgym.envs.sandbox import hosts, lifecycle, prepared
+from rollgym.envs.sandbox import hosts, lifecycle, prepared, record
 from rollgym.envs.sandbox.archives import dir_archive, file_archive, first_file
 from rollgym.envs.sandbox.daemon import (
     DEFAULT_HOST,
@@ -38,9 +39,12 @@ from rollgym.envs.sandbox.errors import (
 )
 from rollgym.envs.sandbox.host_images import ensure_image_on
 from rollgym.envs.sandbox.keepalive import keepalive_command
+from rollgym.envs.sandbox.lease import KEEPER, lease_seconds
 from rollgym.envs.sandbox.models import QUIET_ENV, ExecResult, SandboxConfig
 from rollgym.envs.sandbox.plain_exec import plain_exec
 from rollgym.envs.sandbox.runner_client import RunnerClient, RunnerError, RunnerLostError
+from rollgym.envs.sandbox.runtime import RuntimeInfo, info_of
+from rollgym.errors import UsageError
 
 
 def _slug(text: str | None) -> str:
@@ -70,6 +74,10 @@ class DockerSandbox:
         self._slot: str | None = None  # the host whose placement slot this sandbox holds until closed
         self.prepare_result: ExecResult | None = None  # `config.prepare` run here (None: forked, or nothing to run)
         self.image = config.image  # what the container started from (a prepared image when forked)
+        self.lease_s = lease_seconds(config.lease_s)  # 0: no lease (lease.py)
+        self.runtime: RuntimeInfo | None = None  # which runtime serves it (runtime.py), once asked
+        self._record = record.current()  # where its start and end are reported (record.py), if anywhere
+        self.labels: dict[str, str] = {}  # the container's labels (lifecycle.py), once created
         prepare_lock: threading.Lock | None = None
         self._prepare_key: str | None = None
         self._prepare_alone = False  # runs `config.prepare` without saving it (quicker than a commit)
@@ -84,7 +92,7 @@ class DockerSandbox:
                         prepare_lock.release()
                     raise
             else:
-                candidates = configured_hosts(config.docker_host)
+                candidates = configured_hosts(config.docker_host, config.runtime)
                 self.host = _reserved_host or hosts.reserve(candidates, config.max_per_host)
                 self._slot = self.host
                 try:
@@ -105,6 +113,9 @@ class DockerSandbox:
                         ) from exc
                     raise
             lifecycle.register(self)
+            self._report("started")
+            if self.lease_s:
+                KEEPER.hold(self)
         if config.use_runner:
             self._start_runner()
         if prepare_lock is not None or self._prepare_alone:
@@ -154,16 +165,22 @@ class DockerSandbox:
     # -- creation --------------------------------------------------------------------------------
     def _create(self):
         cfg = self.config
+        self.runtime = info_of(self.client)
+        if cfg.runtime is not None and self.runtime.name != cfg.runtime:
+            raise UsageError(
+                f"the sandbox config asks for {cfg.runtime}, but the daemon at {self.host} is {self.runtime.name}"
+            )
         tmpfs = dict(cfg.tmpfs)
         if cfg.read_only:
             tmpfs.setdefault("/tmp", "rw,exec,size=512m,mode=1777")
         labels = {
             **cfg.labels,
-            **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s),
+            **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s, self.lease_s),
             lifecycle.HOST_LABEL: self.host,
         }
+        self.labels = labels
         kwargs = {
-            "command": keepalive_command(cfg.ttl_s),
+            "command": keepalive_command(cfg.ttl_s, self.lease_s),
             "name": self.name,
             "detach": True,
             "init": False,
@@ -284,6 +301,41 @@ class DockerSandbox:
             f"the sandbox's commands wrote {used / 2**30:.2f} GiB, over its disk budget of "
             f"{self.config.disk_limit}; the container was stopped"
         )
+
+    # -- lease (lease.py) -------------------------------------------------------------------------
+    def renew_lease(self) -> bool:
+        """One heartbeat over the runner's socket (no daemon call); False without a live runner."""
+        runner = self._runner
+        return not self._closed and runner is not None and runner.renew()
+
+    def signal_lease(self) -> None:
+        """One heartbeat through the daemon: SIGUSR1 to PID 1 from outside (a container gone or stopped: nothing)."""
+        if self._closed:
+            return
+        with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
+            self.client.api.kill(self._container_id, "SIGUSR1")
+
+    def _report(self, event: str, how: str = "") -> None:
+        """Tell the record this sandbox was created under that it started or ended (record.py)."""
+        if self._record is None:
+            return
+        labels = self.labels
+        with contextlib.suppress(Exception):  # a record that cannot be written never fails a sandbox
+            self._record(
+                record.SandboxEvent(
+                    event="started" if event == "started" else "ended",
+                    name=self.name,
+                    id=self._container_id,
+                    host=self.host,
+                    at=time.time(),
+                    run_id=labels.get("rollgym.run_id", ""),
+                    task_id=labels.get("rollgym.task_id", ""),
+                    owner=lifecycle.owner_of(labels),
+                    runtime=self.runtime.name if self.runtime else "",
+                    lease_s=self.lease_s,
+                    how=how,
+                )
+            )
 
     # -- exec ------------------------------------------------------------------------------------
     def exec(
@@ -490,13 +542,16 @@ class DockerSandbox:
             self._closed = True
             slot, self._slot = self._slot, None
         lifecycle.unregister(self)
+        KEEPER.drop(self)
         try:  # the slot is freed once the container is gone: a cap counts containers on the host, removals too
-            self._remove()
+            if self._remove():
+                self._report("ended", "closed")
         finally:
             if slot is not None:
                 hosts.release(slot)
 
-    def _remove(self) -> None:
+    def _remove(self) -> bool:
+        """Remove the container; False when its host does not answer (then its lease, or `prune`, ends it)."""
         if self._runner is not None:
             self._runner.close()
         try:
@@ -504,11 +559,12 @@ class DockerSandbox:
         except SandboxDeadError:
             pass
         except SandboxError as exc:
-            if hosts.is_unreachable(exc):  # its host is gone: `rollgym sandbox prune` (or its TTL) removes it later
+            if hosts.is_unreachable(exc):  # its host is gone: its lease, `rollgym sandbox prune` or its TTL ends it
                 hosts.mark_down(self.host, str(exc))
-                return
+                return False
             if "already in progress" not in str(exc) and "No such container" not in str(exc):
                 raise
+        return True
 
     def take_slot(self) -> str | None:
         """Hand this sandbox's placement slot (its host) to the caller, who gives it to a new sandbox there
@@ -547,7 +603,7 @@ async def start_sandbox(config: SandboxConfig) -> DockerSandbox:
     SIGTERM, `asyncio.run` cancels the remaining tasks and only waits for the executor's threads)."""
     lock, state = threading.Lock(), {"abandoned": False, "sandbox": None}
     # A slot is waited for here, not in a worker thread: those threads also close sandboxes (which free slots).
-    host = await hosts.areserve(configured_hosts(config.docker_host), config.max_per_host)
+    host = await hosts.areserve(configured_hosts(config.docker_host, config.runtime), config.max_per_host)
 
     def create() -> DockerSandbox | None:
         sandbox = DockerSandbox(config, _reserved_host=host)

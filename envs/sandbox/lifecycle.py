@@ -33,8 +33,8 @@ _INSTALLED = False
 _COLLECTING = threading.local()  # .group: the SandboxGroup this thread's new sandboxes join
 
 
-def base_labels(run_id: str | None, task_id: str | None, ttl_s: int) -> dict[str, str]:
-    """The labels every rollgym container carries (used by `prune` and the backstop)."""
+def base_labels(run_id: str | None, task_id: str | None, ttl_s: int, lease_s: float = 0.0) -> dict[str, str]:
+    """The labels every rollgym container carries (used by `prune`, the backstop and `rollgym sandbox list`)."""
     return {
         LABEL: "1",
         "rollgym.run_id": run_id or RUN_ID,
@@ -43,7 +43,13 @@ def base_labels(run_id: str | None, task_id: str | None, ttl_s: int) -> dict[str
         "rollgym.pid": str(os.getpid()),
         "rollgym.created": str(int(time.time())),
         "rollgym.expires": str(int(time.time()) + ttl_s),
+        "rollgym.lease_s": f"{lease_s:g}",
     }
+
+
+def owner_of(labels: dict[str, str]) -> str:
+    """The process that started a container, as `machine:pid` (from its labels)."""
+    return f"{labels.get('rollgym.host', '?')}:{labels.get('rollgym.pid', '?')}"
 
 
 def register(sandbox: DockerSandbox) -> None:
