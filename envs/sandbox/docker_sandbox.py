@@ -39,7 +39,7 @@ from rollgym.envs.sandbox.errors import (
 )
 from rollgym.envs.sandbox.host_images import ensure_image_on
 from rollgym.envs.sandbox.keepalive import keepalive_command
-from rollgym.envs.sandbox.lease import KEEPER, lease_seconds
+from rollgym.envs.sandbox.lease import KEEPER, LEASE_CALL_TIMEOUT_S, lease_seconds
 from rollgym.envs.sandbox.models import QUIET_ENV, ExecResult, SandboxConfig
 from rollgym.envs.sandbox.plain_exec import plain_exec
 from rollgym.envs.sandbox.runner_client import RunnerClient, RunnerError, RunnerLostError
@@ -78,6 +78,7 @@ class DockerSandbox:
         self.runtime: RuntimeInfo | None = None  # which runtime serves it (runtime.py), once asked
         self._record = record.current()  # where its start and end are reported (record.py), if anywhere
         self.labels: dict[str, str] = {}  # the container's labels (lifecycle.py), once created
+        self._placed = client is None  # on a configured host (`self.host` an address client_for knows)
         prepare_lock: threading.Lock | None = None
         self._prepare_key: str | None = None
         self._prepare_alone = False  # runs `config.prepare` without saving it (quicker than a commit)
@@ -309,11 +310,13 @@ class DockerSandbox:
         return not self._closed and runner is not None and runner.renew()
 
     def signal_lease(self) -> None:
-        """One heartbeat through the daemon: SIGUSR1 to PID 1 from outside (a container gone or stopped: nothing)."""
+        """One heartbeat through the daemon: SIGUSR1 to PID 1 from outside (a container gone or stopped: nothing).
+        A daemon that takes over `LEASE_CALL_TIMEOUT_S` is not waited for: the next heartbeat tries again."""
         if self._closed:
             return
-        with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
-            self.client.api.kill(self._container_id, "SIGUSR1")
+        with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException, SandboxError):
+            api = client_for(self.host, timeout=LEASE_CALL_TIMEOUT_S).api if self._placed else self.client.api
+            api.kill(self._container_id, "SIGUSR1")
 
     def _report(self, event: str, how: str = "") -> None:
         """Tell the record this sandbox was created under that it started or ended (record.py)."""

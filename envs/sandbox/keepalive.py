@@ -8,7 +8,9 @@ which ends the container (and, with `auto_remove`, removes it) with no operator 
 container spent frozen (`docker pause`, a commit) does not count against the lease. Each renewal is written to the
 container's log as `lease <unix time>` (`last_renewal`): `rollgym sandbox list` shows its age from there, a place
 no command in the sandbox can delete. SIGTERM counts only from outside the container (`docker stop`: the sender's
-pid is not visible, 0). Images without python3 fall back to `sleep TTL` as PID 1: no reaping, no lease."""
+pid is not visible, 0). Images without python3 fall back to `sleep TTL` as PID 1: no reaping, no lease. As root,
+PID 1 first gives the root directory the mode Docker gives it (0755; Podman's is 0555, which root without
+CAP_DAC_OVERRIDE cannot write), so a sandbox's commands meet the same filesystem on either runtime."""
 
 from __future__ import annotations
 
@@ -24,6 +26,12 @@ start = time.monotonic()
 deadline, renewed = start + ttl, start
 WAITED = [signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGUSR1]
 signal.pthread_sigmask(signal.SIG_BLOCK, WAITED)
+if os.getuid() == 0:  # Podman makes the root directory 0555; Docker's 0755 lets root (with no capability) write it
+    try:
+        if not os.stat("/").st_mode & 0o200:
+            os.chmod("/", 0o755)
+    except OSError:
+        pass
 
 
 def note(text):

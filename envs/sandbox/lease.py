@@ -34,6 +34,8 @@ DEFAULT_LEASE_S = 60.0
 RENEWALS_PER_LEASE = 6
 #: The shortest lease accepted: a renewal every 1/6 s per sandbox is already a busy owner.
 MIN_LEASE_S = 1.0
+#: How long a renewal through the daemon may take before it is given up (the next one comes soon).
+LEASE_CALL_TIMEOUT_S = 10.0
 
 
 def lease_seconds(configured: float | None) -> float:
@@ -68,7 +70,7 @@ class LeaseKeeper:
 
     def __init__(self, daemon_threads: int = 4) -> None:
         self._held: weakref.WeakSet[Leased] = weakref.WeakSet()
-        self._through_daemon: dict[int, Future] = {}  # id(sandbox) -> its renewal in flight through the daemon
+        self._through_daemon: weakref.WeakKeyDictionary[Leased, Future] = weakref.WeakKeyDictionary()  # in flight
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -120,17 +122,11 @@ class LeaseKeeper:
                 return
         except Exception:  # noqa: BLE001 - one sandbox's failure never stops the others' renewals
             pass
-        key = id(sandbox)
-        in_flight = self._through_daemon.get(key)
+        in_flight = self._through_daemon.get(sandbox)
         if in_flight is not None and not in_flight.done():
             return  # its daemon is slow: the last renewal is still on its way
-        self._through_daemon[key] = future = self._pool.submit(sandbox.signal_lease)
-        future.add_done_callback(lambda _f, key=key: self._forget(key, _f))
+        self._through_daemon[sandbox] = self._pool.submit(sandbox.signal_lease)
         self.renewals += 1
-
-    def _forget(self, key: int, future: Future) -> None:
-        if self._through_daemon.get(key) is future:
-            del self._through_daemon[key]
 
 
 KEEPER = LeaseKeeper()
