@@ -114,7 +114,6 @@ class DockerSandbox:
                         ) from exc
                     raise
             lifecycle.register(self)
-            self._report("started")
             if self.lease_s:
                 KEEPER.hold(self)
         if config.use_runner:
@@ -231,11 +230,14 @@ class DockerSandbox:
                     f"image {cfg.image!r} not found locally (build it, e.g. `rollgym image bootstrap`)"
                 ) from exc
             raise
+        self.container = container
+        self._report("started")  # before it starts: an owner killed between create and start leaves it on record
         try:
             with_retries(container.start, f"start {self.name}")
         except BaseException:
             try:
                 container.remove(force=True)
+                self._report("ended", "not started")
             except Exception:  # noqa: BLE001 - the start's own error is the one raised
                 pass
             raise
