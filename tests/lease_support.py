@@ -6,12 +6,15 @@ they happen: a daemon's log of past events keeps only its last 256, which other 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 import time
 
-from rollgym.envs.sandbox import client_for, list_sandboxes
+import docker
+
+from rollgym.envs.sandbox import DEFAULT_HOST, configured_hosts, list_sandboxes
 
 LAPSED = 3
 
@@ -59,8 +62,11 @@ class DeathWatch:
     def __init__(self, run_id: str, docker_host: str = "default") -> None:
         self.run_id = run_id
         self.exits: dict[str, int] = {}
-        # Filtered here, not by the daemon: Podman 4.3's compatible API matches no event given these filters.
-        self._stream = client_for(docker_host).api.events(decode=True)
+        # A client of its own (closing a stream breaks its connection, which a shared client would hand out again);
+        # filtered here, not by the daemon: Podman 4.3's compatible API matches no event given these filters.
+        address = configured_hosts(docker_host)[0]
+        self._client = docker.from_env() if address == DEFAULT_HOST else docker.DockerClient(base_url=address)
+        self._stream = self._client.api.events(decode=True)
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
@@ -75,6 +81,7 @@ class DeathWatch:
 
     def close(self) -> None:
         self._stream.close()
+        self._client.close()
 
     def __enter__(self) -> DeathWatch:
         return self
@@ -85,18 +92,42 @@ class DeathWatch:
 
 def seconds_until_gone(names: set[str], docker_host: str = "default", timeout_s: float = 120.0) -> float:
     """How long until none of `names` is listed on the daemon any more (`timeout_s` when some still are)."""
+    return seconds_until_ended(names, docker_host, timeout_s, count_never_started=True)[0]
+
+
+def seconds_until_ended(
+    names: set[str], docker_host: str = "default", timeout_s: float = 120.0, count_never_started: bool = False
+) -> tuple[float, set[str]]:
+    """How long until none of `names` that ever started is listed any more (`timeout_s` when some still are), and
+    the ones left never started (state `created`: an owner killed inside the daemon's create call, before `start`;
+    nothing runs in them, so no lease can end them: `prune --run` removes them, envs/sandbox/lease.py)."""
     start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if not names & {row.name for row in list_sandboxes(docker_host=docker_host)}:
-            return time.monotonic() - start
+    while True:
+        rows = [row for row in list_sandboxes(docker_host=docker_host) if row.name in names]
+        never = {row.name for row in rows if row.state == "created" and not count_never_started}
+        if len(rows) == len(never) or time.monotonic() - start >= timeout_s:
+            return min(time.monotonic() - start, timeout_s), never
         time.sleep(0.2)
-    return timeout_s
 
 
-def containers_of(run_id: str, pid: int | None = None, docker_host: str = "default") -> set[str]:
-    """The names of a run's containers (of one owner process, with `pid`)."""
+def containers_of(run_id: str, pid: int | None = None, docker_host: str = "default", state: str = "") -> set[str]:
+    """The names of a run's containers (of one owner process, with `pid`; in one `state`, e.g. running)."""
     return {
         row.name
         for row in list_sandboxes(run_id, docker_host=docker_host)
-        if pid is None or row.labels.get("rollgym.pid") == str(pid)
+        if (pid is None or row.labels.get("rollgym.pid") == str(pid)) and state in ("", row.state)
     }
+
+
+def wait_dead(pids: set[int], timeout_s: float = 60.0) -> None:
+    """Wait until none of `pids` exists any more (a removed Ray node's workers take a moment to notice)."""
+    deadline = time.monotonic() + timeout_s
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"process {pid} still alive after {timeout_s:.0f} s")

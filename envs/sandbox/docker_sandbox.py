@@ -11,6 +11,7 @@ import shlex
 import threading
 import time
 import uuid
+from typing import Literal
 
 import docker
 import docker.errors
@@ -207,6 +208,32 @@ class DockerSandbox:
             ]
         if cfg.disk_limit and storage_size_supported(self.client):
             kwargs["storage_opt"] = {"size": cfg.disk_limit}
+        self._report(
+            "creating"
+        )  # by name, before the daemon has it: an owner killed inside the call leaves it on record
+        try:
+            container = self._create_container(kwargs)
+        except BaseException:
+            self._report("ended", "not created")
+            raise
+        self.container = container
+        self._report("started")
+        try:
+            with_retries(container.start, f"start {self.name}")
+        except BaseException:
+            try:
+                container.remove(force=True)
+                self._report("ended", "not started")
+            except Exception:  # noqa: BLE001 - the start's own error is the one raised
+                pass
+            raise
+        if cfg.disk_limit and "storage_opt" not in kwargs:
+            self.disk_budget = parse_size(cfg.disk_limit)
+        return container
+
+    def _create_container(self, kwargs: dict):
+        """The daemon's create call, without a size option it refuses; image errors said as such."""
+        cfg = self.config
         try:
             try:
                 container = with_retries(
@@ -230,19 +257,6 @@ class DockerSandbox:
                     f"image {cfg.image!r} not found locally (build it, e.g. `rollgym image bootstrap`)"
                 ) from exc
             raise
-        self.container = container
-        self._report("started")  # before it starts: an owner killed between create and start leaves it on record
-        try:
-            with_retries(container.start, f"start {self.name}")
-        except BaseException:
-            try:
-                container.remove(force=True)
-                self._report("ended", "not started")
-            except Exception:  # noqa: BLE001 - the start's own error is the one raised
-                pass
-            raise
-        if cfg.disk_limit and "storage_opt" not in kwargs:
-            self.disk_budget = parse_size(cfg.disk_limit)
         return container
 
     def _start_runner(self) -> None:
@@ -320,17 +334,17 @@ class DockerSandbox:
             api = client_for(self.host, timeout=LEASE_CALL_TIMEOUT_S).api if self._placed else self.client.api
             api.kill(self._container_id, "SIGUSR1")
 
-    def _report(self, event: str, how: str = "") -> None:
-        """Tell the record this sandbox was created under that it started or ended (record.py)."""
+    def _report(self, event: Literal["creating", "started", "ended"], how: str = "") -> None:
+        """Tell the record this sandbox was created under that it is being created, started or ended (record.py)."""
         if self._record is None:
             return
         labels = self.labels
         with contextlib.suppress(Exception):  # a record that cannot be written never fails a sandbox
             self._record(
                 record.SandboxEvent(
-                    event="started" if event == "started" else "ended",
+                    event=event,
                     name=self.name,
-                    id=self._container_id,
+                    id=(self.container.id or "") if hasattr(self, "container") else "",
                     host=self.host,
                     at=time.time(),
                     run_id=labels.get("rollgym.run_id", ""),

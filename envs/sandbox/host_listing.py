@@ -77,7 +77,7 @@ def prune_run(folder: str) -> RunPrune:
     outcome = RunPrune(ended_before=sum(e.ended is not None for e in entries))
     for entry in (e for e in entries if e.ended is None):
         try:
-            client_for(entry.host).api.remove_container(entry.id, force=True)
+            client_for(entry.host).api.remove_container(entry.id or entry.name, force=True)
             outcome.removed.append(entry.name)
             sink(ended_event(entry, "pruned"))
         except docker.errors.NotFound:

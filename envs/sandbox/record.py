@@ -24,11 +24,12 @@ RECORD_FILE = "sandboxes.jsonl"
 
 
 class SandboxEvent(BaseModel):
-    """One line of the record: a sandbox started, or ended (`how`: closed by its owner, pruned, found gone)."""
+    """One line of the record: a sandbox being created (written before the daemon's create call, so an owner killed
+    inside it leaves the name on record), created and started, or ended (`how`: closed by its owner, pruned, gone)."""
 
-    event: Literal["started", "ended"]
-    name: str
-    id: str  # the container's id on its host
+    event: Literal["creating", "started", "ended"]
+    name: str  # unique: rollgym-<task>-<random>
+    id: str = ""  # the container's id on its host, once created
     host: str  # the daemon's address, as configured (`default`, unix://, tcp://, ssh://)
     at: float  # unix time
     run_id: str = ""
@@ -43,7 +44,7 @@ class SandboxEntry(BaseModel):
     """A sandbox as the record tells it: when it started and, once known, when and how it ended."""
 
     name: str
-    id: str
+    id: str = ""  # empty: its owner died inside the create call (the daemon may still have made it, by this name)
     host: str
     created: float
     ended: float | None = None
@@ -103,17 +104,16 @@ def read_record(folder: str | Path) -> list[SandboxEntry]:
             event = SandboxEvent.model_validate(json.loads(line))
         except ValueError:
             continue
-        key = f"{event.host}|{event.id}"
-        if event.event == "started":
-            entries.setdefault(
+        key = f"{event.host}|{event.name}"
+        if event.event != "ended":
+            entry = entries.setdefault(
                 key,
                 SandboxEntry(
-                    **event.model_dump(
-                        include={"name", "id", "host", "run_id", "task_id", "owner", "runtime", "lease_s"}
-                    ),
+                    **event.model_dump(include={"name", "host", "run_id", "task_id", "owner", "runtime", "lease_s"}),
                     created=event.at,
                 ),
             )
+            entry.id = entry.id or event.id
         elif key in entries and entries[key].ended is None:
             entries[key].ended, entries[key].how = event.at, event.how
     return list(entries.values())

@@ -46,8 +46,10 @@ def test_generate_killed_mid_batch_leaves_nothing_behind_and_resume_completes(ba
                 env=env,
             )
             deadline = time.monotonic() + 300
-            while len(containers_of(run_id)) < 8 and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.1)
+            while (
+                len(containers_of(run_id, state="running")) < 8 and proc.poll() is None and time.monotonic() < deadline
+            ):
+                time.sleep(0.1)  # all 8 running: none is inside its create call (none would be left never started)
             names = containers_of(run_id)
             proc.kill()
             output = proc.communicate(timeout=60)[0].decode(errors="replace")
