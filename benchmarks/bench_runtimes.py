@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import time
 
 from _common import podman, setup
 from bench_hosts import burst
+from exec_roundtrip import timed
 
 from rollgym.envs.sandbox import DEFAULT_HOST, SandboxConfig, list_containers, start_sandbox
 
@@ -24,13 +24,7 @@ RUN_ID = "bench-runtimes"
 
 
 def _p50_ms(fn, n: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return statistics.median(timed(fn, n)) * 1000
 
 
 async def one_round(cfg: SandboxConfig, n: int, execs: int) -> dict[str, float]:

@@ -4,6 +4,7 @@ image registry (`.ci/docker-up --registry`); and Podman's API service (`.ci/dock
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -72,9 +73,12 @@ def start_registry() -> None:
 
 
 def start_podman() -> str:
-    """Install Podman and serve its API socket with rollgym's images, if it is not serving (idempotent); what
-    `.ci/docker-up --podman` said (it says why when Podman cannot run here, and exits 0)."""
-    return _docker_up("--podman", timeout=900)
+    """Install Podman and serve its API socket with rollgym's images, if it is not serving (idempotent; one xdist
+    worker at a time, as both run Podman tests); what `.ci/docker-up --podman` said (it says why when Podman cannot
+    run here, and exits 0)."""
+    with open("/tmp/rollgym-podman-up.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _docker_up("--podman", timeout=900)
 
 
 def _alive(pidfile: str) -> int | None:
