@@ -8,7 +8,8 @@ A renewal is a ~20-byte frame on the socket the owner already holds to the sandb
 which the runner turns into SIGUSR1 for PID 1: no new connection, no daemon call, no file on the owner's disk, so it
 costs the same on a remote Docker host (ssh://, tcp://) where no bind mount could reach the owner. A sandbox without
 a runner (`use_runner=False`, or its runner gone) is renewed by the daemon instead (a kill API call with SIGUSR1;
-a few ms of daemon time each), in a small pool of threads, so one slow daemon holds up no other sandbox.
+a few ms of daemon time each, so `DAEMON_RENEWALS_PER_LEASE` times per lease), in a small pool of threads, so one
+slow daemon holds up no other sandbox.
 
 When the owner dies without running any code (SIGKILL, the OOM killer, its machine or Ray node lost), renewals stop
 and each sandbox ends itself once its lease has passed: no operator, no `prune`, no surviving host needed. An owner
@@ -32,6 +33,8 @@ LEASE_ENV = "ROLLGYM_SANDBOX_LEASE_S"
 DEFAULT_LEASE_S = 60.0
 #: Renewals sent per lease: five may be lost or late before a live owner's sandbox ends.
 RENEWALS_PER_LEASE = 6
+#: Renewals per lease through the daemon (the fallback): each costs the daemon a request, ~40x a runner frame.
+DAEMON_RENEWALS_PER_LEASE = 3
 #: The shortest lease accepted: a renewal every 1/6 s per sandbox is already a busy owner.
 MIN_LEASE_S = 1.0
 #: How long a renewal through the daemon may take before it is given up (the next one comes soon).
@@ -70,7 +73,8 @@ class LeaseKeeper:
 
     def __init__(self, daemon_threads: int = 4) -> None:
         self._held: weakref.WeakSet[Leased] = weakref.WeakSet()
-        self._through_daemon: weakref.WeakKeyDictionary[Leased, Future] = weakref.WeakKeyDictionary()  # in flight
+        # per sandbox: its last renewal through the daemon, and when it was sent
+        self._through_daemon: weakref.WeakKeyDictionary[Leased, tuple[Future, float]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -122,10 +126,11 @@ class LeaseKeeper:
                 return
         except Exception:  # noqa: BLE001 - one sandbox's failure never stops the others' renewals
             pass
-        in_flight = self._through_daemon.get(sandbox)
-        if in_flight is not None and not in_flight.done():
-            return  # its daemon is slow: the last renewal is still on its way
-        self._through_daemon[sandbox] = self._pool.submit(sandbox.signal_lease)
+        last = self._through_daemon.get(sandbox)
+        now = time.monotonic()
+        if last is not None and (not last[0].done() or now - last[1] < sandbox.lease_s / DAEMON_RENEWALS_PER_LEASE):
+            return  # the last one is still on its way (a slow daemon), or recent enough
+        self._through_daemon[sandbox] = (self._pool.submit(sandbox.signal_lease), now)
         self.renewals += 1
 
 

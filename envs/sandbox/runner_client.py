@@ -144,8 +144,8 @@ class RunnerClient:
 
     def renew(self) -> bool:
         """Send one lease heartbeat (the runner passes it to PID 1); False when it cannot go now (the runner is
-        gone, or a large upload holds the socket for over a second: the next heartbeat comes soon)."""
-        if self._dead is not None or not self._send_lock.acquire(timeout=1.0):
+        gone, or a large upload holds the socket: then the keeper renews through the daemon, lease.py)."""
+        if self._dead is not None or not self._send_lock.acquire(timeout=0.1):
             return False
         try:
             self._sock.sendall(LEASE_FRAME)
