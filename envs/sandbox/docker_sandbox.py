@@ -208,9 +208,8 @@ class DockerSandbox:
             ]
         if cfg.disk_limit and storage_size_supported(self.client):
             kwargs["storage_opt"] = {"size": cfg.disk_limit}
-        self._report(
-            "creating"
-        )  # by name, before the daemon has it: an owner killed inside the call leaves it on record
+        # On record by name before the daemon has it: an owner killed inside the create call leaves it accounted for.
+        self._report("creating")
         try:
             container = self._create_container(kwargs)
         except BaseException:
