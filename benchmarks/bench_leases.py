@@ -3,7 +3,7 @@ baseline), then with a short lease renewed over the runner's socket, then withou
 daemon's kill API); over the same window each time, the CPU of this process (the owner), of the runtime's daemon
 processes (dockerd, containerd and its shims; or podman and conmon) and of the containers, and how many heartbeats
 went out. The cost per heartbeat (minus the baseline) is then scaled to 1,000 sandboxes at the default 60 s lease:
-6 renewals per lease, 100 heartbeats per second.
+6 renewals per lease over the runner (100 heartbeats per second), 3 through the daemon (50 per second).
 
     .venv/bin/python benchmarks/bench_leases.py [--sandboxes 48] [--lease 2] [--seconds 20] [--runtime docker podman]
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from _common import podman, setup
 
 from rollgym.envs.sandbox import DEFAULT_HOST, SandboxConfig, list_containers, start_sandbox
-from rollgym.envs.sandbox.lease import DEFAULT_LEASE_S, KEEPER, RENEWALS_PER_LEASE
+from rollgym.envs.sandbox.lease import DAEMON_RENEWALS_PER_LEASE, DEFAULT_LEASE_S, KEEPER, RENEWALS_PER_LEASE
 
 RUN_ID = "bench-leases"
 DAEMONS = {
@@ -27,7 +27,11 @@ DAEMONS = {
     "podman": ("podman", "conmon"),
 }
 TICK = os.sysconf("SC_CLK_TCK")
-AT_SCALE = 1000 * RENEWALS_PER_LEASE / DEFAULT_LEASE_S  # heartbeats per second for 1,000 sandboxes, default lease
+# heartbeats per second for 1,000 sandboxes at the default lease, by the path they take
+AT_SCALE = {
+    path: 1000 * n / DEFAULT_LEASE_S
+    for path, n in (("runner", RENEWALS_PER_LEASE), ("daemon", DAEMON_RENEWALS_PER_LEASE))
+}
 
 
 def _cpu_by_process() -> dict[int, tuple[str, float, str]]:
@@ -68,14 +72,17 @@ async def bench(address: str, runtime: str, image: str, n: int, lease: float, se
     base = SandboxConfig(image=image, run_id=RUN_ID, docker_host=address)
     quiet = await window(base.model_copy(update={"lease_s": 0}), n, seconds, runtime)
     rows = []
-    for path, update in (("runner socket", {}), ("daemon kill API", {"use_runner": False})):
+    for path, scale, update in (
+        ("runner socket", AT_SCALE["runner"], {}),
+        ("daemon kill API", AT_SCALE["daemon"], {"use_runner": False}),
+    ):
         busy = await window(base.model_copy(update={"lease_s": lease, **update}), n, seconds, runtime)
         beats = max(busy["heartbeats"], 1)
         per = {k: max(0.0, busy[k] - quiet[k]) / beats * 1e6 for k in ("owner", "daemon", "containers")}  # µs
         rows.append(
             f"| {runtime} | {path} | {beats / seconds:.0f} | {per['owner']:.0f} | {per['daemon']:.0f} | "
-            f"{per['containers']:.0f} | {per['owner'] * AT_SCALE / 1e4:.2f} % | {per['daemon'] * AT_SCALE / 1e4:.2f} % "
-            f"| {per['containers'] * AT_SCALE / 1e4:.2f} % |"
+            f"{per['containers']:.0f} | {per['owner'] * scale / 1e4:.2f} % | {per['daemon'] * scale / 1e4:.2f} % "
+            f"| {per['containers'] * scale / 1e4:.2f} % |"
         )
     return rows
 
@@ -91,7 +98,8 @@ def main() -> None:
     print(
         f"{args.sandboxes} sandboxes, lease {args.lease:g} s ({RENEWALS_PER_LEASE} renewals per lease), "
         f"{args.seconds:g} s windows; CPU per heartbeat beyond the no-lease baseline, in µs; at scale: 1,000 "
-        f"sandboxes at the default {DEFAULT_LEASE_S:g} s lease = {AT_SCALE:.0f} heartbeats/s, in % of one core"
+        f"sandboxes at the default {DEFAULT_LEASE_S:g} s lease = {AT_SCALE['runner']:.0f} heartbeats/s over the runner, "
+        f"{AT_SCALE['daemon']:.0f} through the daemon ({DAEMON_RENEWALS_PER_LEASE} per lease), in % of one core"
     )
     print(
         "| runtime | renewed over | heartbeats/s measured | owner µs | daemon µs | containers µs "

@@ -33,7 +33,7 @@ LEASE_ENV = "ROLLGYM_SANDBOX_LEASE_S"
 DEFAULT_LEASE_S = 60.0
 #: Renewals sent per lease: five may be lost or late before a live owner's sandbox ends.
 RENEWALS_PER_LEASE = 6
-#: Renewals per lease through the daemon (the fallback): each costs the daemon a request, ~40x a runner frame.
+#: Renewals per lease through the daemon (the fallback): each costs a daemon request, 20-60x a runner frame.
 DAEMON_RENEWALS_PER_LEASE = 3
 #: The shortest lease accepted: a renewal every 1/6 s per sandbox is already a busy owner.
 MIN_LEASE_S = 1.0
