@@ -115,6 +115,27 @@ def docker2(base_image) -> str:
 
 
 @pytest.fixture(scope="session")
+def podman_host(base_image) -> str:
+    """The local Podman's Docker-compatible API address (rootful, `.ci/docker-up --podman`), with rollgym's base image;
+    skipped, saying why, where Podman cannot run. Its rollgym containers of this session are checked for leaks."""
+    from docker2_support import start_podman
+
+    from rollgym.envs.sandbox import RUN_ID, list_containers, prune
+    from rollgym.envs.sandbox.host_images import ensure_image_on
+    from rollgym.envs.sandbox.runtime import ensure_podman
+
+    said = start_podman()
+    ok, address = ensure_podman()
+    if not ok:
+        pytest.skip(f"no Podman here: {address}; .ci/docker-up --podman said: {said.strip()[-300:]}")
+    ensure_image_on(base_image, address, ["default"])
+    yield address
+    left = list_containers(run_id=RUN_ID, docker_host=address)
+    prune(run_id=RUN_ID, docker_host=address)
+    assert not left, f"the test session leaked containers on Podman: {left}"
+
+
+@pytest.fixture(scope="session")
 def tool_tok():
     from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS

@@ -1,9 +1,10 @@
 """The second real Docker daemon of the several-Docker-hosts tests (`.ci/docker-up --second`): its addresses
-(a unix socket, and TCP with TLS), starting it (idempotent) and killing it (SIGKILL, as a crashed host); and the test
-image registry (`.ci/docker-up --registry`)."""
+(a unix socket, and TCP with TLS), starting it (idempotent) and killing it (SIGKILL, as a crashed host); the test
+image registry (`.ci/docker-up --registry`); and Podman's API service (`.ci/docker-up --podman`)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -32,8 +33,9 @@ def _ledger() -> Path | None:
     return Path(f"/tmp/rollgym-test-helpers-{session}") if session else None
 
 
-def _docker_up(flag: str, timeout: float = 300, env: dict | None = None) -> None:
-    """Run `.ci/docker-up FLAG` (idempotent) and note in this session's ledger each helper process it started."""
+def _docker_up(flag: str, timeout: float = 300, env: dict | None = None) -> str:
+    """Run `.ci/docker-up FLAG` (idempotent) and note in this session's ledger each helper process it started; what
+    it said."""
     before = _pids()
     proc = subprocess.run(["bash", str(DOCKER_UP), flag], capture_output=True, text=True, timeout=timeout, env=env)
     ledger = _ledger()
@@ -44,6 +46,7 @@ def _docker_up(flag: str, timeout: float = 300, env: dict | None = None) -> None
                 (ledger / name).write_text(str(pid))
     if proc.returncode != 0:
         raise RuntimeError(f".ci/docker-up {flag} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    return proc.stdout + proc.stderr
 
 
 def start_docker2() -> None:
@@ -59,6 +62,7 @@ def start_docker2_ssh() -> None:
 SSHD_PIDFILE = "/run/rollgym-sshd.pid"
 REGISTRY = "127.0.0.1:5000"  # the test registry (`.ci/docker-up --registry`), serving the task folders' images
 REGISTRY_PIDFILE = "/run/rollgym-registry.pid"
+PODMAN_PIDFILE = "/run/rollgym-podman.pid"  # `podman system service`, when .ci/docker-up --podman started it
 
 
 def start_registry() -> None:
@@ -66,6 +70,15 @@ def start_registry() -> None:
     _docker_up(
         "--registry", timeout=900, env={**os.environ, "ROLLGYM_BIN": str(Path(sys.executable).parent / "rollgym")}
     )
+
+
+def start_podman() -> str:
+    """Install Podman and serve its API socket with rollgym's images, if it is not serving (idempotent; one xdist
+    worker at a time, as both run Podman tests); what `.ci/docker-up --podman` said (it says why when Podman cannot
+    run here, and exits 0)."""
+    with open("/tmp/rollgym-podman-up.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _docker_up("--podman", timeout=900)
 
 
 def _alive(pidfile: str) -> int | None:
@@ -78,7 +91,12 @@ def _alive(pidfile: str) -> int | None:
         return None
 
 
-HELPERS = (("sshd", SSHD_PIDFILE), ("docker2", PIDFILE), ("registry", REGISTRY_PIDFILE))
+HELPERS = (
+    ("sshd", SSHD_PIDFILE),
+    ("docker2", PIDFILE),
+    ("registry", REGISTRY_PIDFILE),
+    ("podman", PODMAN_PIDFILE),
+)
 
 
 def _pids() -> dict[str, int | None]:

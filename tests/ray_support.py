@@ -89,15 +89,22 @@ class MarkedEnv(CalculatorEnv):
 
 
 class SandboxedEnv(CalculatorEnv):
-    """A Calculator whose episode holds a Docker sandbox, placed over `hosts` at most `cap` per host; its
-    `hold` tool keeps it 0.5 s (the sandbox lives from setup to teardown)."""
+    """A Calculator whose episode holds a Docker sandbox, placed over `hosts` at most `cap` per host (with a lease of
+    `lease_s`, renewed over its runner's socket; else the default lease and no runner); its `hold` tool keeps it 0.5 s
+    (the sandbox lives from setup to teardown)."""
 
-    def __init__(self, image: str, hosts: list[str], cap: int, run_id: str):
+    def __init__(self, image: str, hosts: list[str], cap: int | None, run_id: str, lease_s: float | None = None):
         super().__init__()
         from rollgym.envs.sandbox import SandboxConfig
 
         self.config = SandboxConfig(
-            image=image, docker_host=hosts, max_per_host=cap, run_id=run_id, task_id="ledger", use_runner=False
+            image=image,
+            docker_host=hosts,
+            max_per_host=cap,
+            run_id=run_id,
+            task_id="ledger" if lease_s is None else "leased",
+            use_runner=lease_s is not None,
+            lease_s=lease_s,
         )
         self.sandbox = None
 

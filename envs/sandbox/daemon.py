@@ -18,6 +18,7 @@ import docker.utils
 import requests.exceptions
 
 from rollgym.envs.sandbox.errors import SandboxDeadError, SandboxError
+from rollgym.envs.sandbox.runtime import PODMAN, check_address, default_base_url, podman_address
 
 T = TypeVar("T")
 DEFAULT_HOST = "default"  # the default engine: `DOCKER_HOST`, else the Docker CLI's context, else the local socket
@@ -27,12 +28,14 @@ _CLIENT_LOCK = threading.Lock()
 _HOST_LOCKS: dict[tuple[str, float], threading.Lock] = {}
 
 
-def configured_hosts(docker_host: str | list[str] | None = None) -> list[str]:
-    """The daemon addresses to use: `docker_host` (one, a list, or comma-separated), else `ROLLGYM_DOCKER_HOSTS`,
-    else the default engine. Order kept, duplicates dropped."""
-    given = docker_host if docker_host else os.environ.get(HOSTS_ENV, "")
+def configured_hosts(docker_host: str | list[str] | None = None, runtime: str | None = None) -> list[str]:
+    """The daemon addresses to use: `docker_host` (one, a list, or comma-separated), else the local Podman when
+    `runtime` is "podman", else `ROLLGYM_DOCKER_HOSTS`, else the default engine. `podman` stands for the local Podman
+    socket; an address of another runtime (`k8s://...`) is refused by name. Order kept, duplicates dropped."""
+    given = docker_host or (PODMAN if runtime == "podman" else os.environ.get(HOSTS_ENV, ""))
     parts = given.split(",") if isinstance(given, str) else list(given)
-    hosts = list(dict.fromkeys(p.strip() for p in parts if p and p.strip()))
+    named = (check_address(p.strip()) for p in parts if p and p.strip())
+    hosts = list(dict.fromkeys(podman_address() if p == PODMAN else p for p in named))
     return hosts or [DEFAULT_HOST]
 
 
@@ -66,7 +69,9 @@ def client_for(host: str | None = None, timeout: float = 300) -> docker.DockerCl
         client = _CLIENTS.get((host, timeout))
         if client is None:
             try:
-                if host == DEFAULT_HOST:
+                if host == DEFAULT_HOST and default_base_url() is not None:  # no Docker here, a Podman socket
+                    client = docker.DockerClient(base_url=default_base_url(), timeout=timeout, max_pool_size=64)  # pyright: ignore[reportArgumentType]  # typeshed says int; the SDK hands it to requests, which takes a float
+                elif host == DEFAULT_HOST:
                     client = docker.from_env(timeout=timeout, max_pool_size=64)  # pyright: ignore[reportArgumentType]  # typeshed says int; the SDK hands it to requests, which takes a float (PROBE_TIMEOUT_S is 5.0)
                 else:
                     kwargs = _client_kwargs(host)

@@ -9,14 +9,16 @@ import posixpath
 import re
 import shlex
 import threading
+import time
 import uuid
+from typing import Literal
 
 import docker
 import docker.errors
 import requests.exceptions
 import urllib3.exceptions
 
-from rollgym.envs.sandbox import hosts, lifecycle, prepared
+from rollgym.envs.sandbox import hosts, lifecycle, prepared, record
 from rollgym.envs.sandbox.archives import dir_archive, file_archive, first_file
 from rollgym.envs.sandbox.daemon import (
     DEFAULT_HOST,
@@ -38,9 +40,12 @@ from rollgym.envs.sandbox.errors import (
 )
 from rollgym.envs.sandbox.host_images import ensure_image_on
 from rollgym.envs.sandbox.keepalive import keepalive_command
+from rollgym.envs.sandbox.lease import KEEPER, LEASE_CALL_TIMEOUT_S, lease_seconds
 from rollgym.envs.sandbox.models import QUIET_ENV, ExecResult, SandboxConfig
 from rollgym.envs.sandbox.plain_exec import plain_exec
 from rollgym.envs.sandbox.runner_client import RunnerClient, RunnerError, RunnerLostError
+from rollgym.envs.sandbox.runtime import RuntimeInfo, info_of
+from rollgym.errors import UsageError
 
 
 def _slug(text: str | None) -> str:
@@ -70,6 +75,11 @@ class DockerSandbox:
         self._slot: str | None = None  # the host whose placement slot this sandbox holds until closed
         self.prepare_result: ExecResult | None = None  # `config.prepare` run here (None: forked, or nothing to run)
         self.image = config.image  # what the container started from (a prepared image when forked)
+        self.lease_s = lease_seconds(config.lease_s)  # 0: no lease (lease.py)
+        self.runtime: RuntimeInfo | None = None  # which runtime serves it (runtime.py), once asked
+        self._record = record.current()  # where its start and end are reported (record.py), if anywhere
+        self.labels: dict[str, str] = {}  # the container's labels (lifecycle.py), once created
+        self._placed = client is None  # on a configured host (`self.host` an address client_for knows)
         prepare_lock: threading.Lock | None = None
         self._prepare_key: str | None = None
         self._prepare_alone = False  # runs `config.prepare` without saving it (quicker than a commit)
@@ -84,7 +94,7 @@ class DockerSandbox:
                         prepare_lock.release()
                     raise
             else:
-                candidates = configured_hosts(config.docker_host)
+                candidates = configured_hosts(config.docker_host, config.runtime)
                 self.host = _reserved_host or hosts.reserve(candidates, config.max_per_host)
                 self._slot = self.host
                 try:
@@ -105,6 +115,8 @@ class DockerSandbox:
                         ) from exc
                     raise
             lifecycle.register(self)
+            if self.lease_s:
+                KEEPER.hold(self)
         if config.use_runner:
             self._start_runner()
         if prepare_lock is not None or self._prepare_alone:
@@ -154,16 +166,22 @@ class DockerSandbox:
     # -- creation --------------------------------------------------------------------------------
     def _create(self):
         cfg = self.config
+        self.runtime = info_of(self.client)
+        if cfg.runtime is not None and self.runtime.name != cfg.runtime:
+            raise UsageError(
+                f"the sandbox config asks for {cfg.runtime}, but the daemon at {self.host} is {self.runtime.name}"
+            )
         tmpfs = dict(cfg.tmpfs)
         if cfg.read_only:
             tmpfs.setdefault("/tmp", "rw,exec,size=512m,mode=1777")
         labels = {
             **cfg.labels,
-            **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s),
+            **lifecycle.base_labels(cfg.run_id, cfg.task_id, cfg.ttl_s, self.lease_s),
             lifecycle.HOST_LABEL: self.host,
         }
+        self.labels = labels
         kwargs = {
-            "command": keepalive_command(cfg.ttl_s),
+            "command": keepalive_command(cfg.ttl_s, self.lease_s),
             "name": self.name,
             "detach": True,
             "init": False,
@@ -190,6 +208,31 @@ class DockerSandbox:
             ]
         if cfg.disk_limit and storage_size_supported(self.client):
             kwargs["storage_opt"] = {"size": cfg.disk_limit}
+        # On record by name before the daemon has it: an owner killed inside the create call leaves it accounted for.
+        self._report("creating")
+        try:
+            container = self._create_container(kwargs)
+        except BaseException:
+            self._report("ended", "not created")
+            raise
+        self.container = container
+        self._report("started")
+        try:
+            with_retries(container.start, f"start {self.name}")
+        except BaseException:
+            try:
+                container.remove(force=True)
+                self._report("ended", "not started")
+            except Exception:  # noqa: BLE001 - the start's own error is the one raised
+                pass
+            raise
+        if cfg.disk_limit and "storage_opt" not in kwargs:
+            self.disk_budget = parse_size(cfg.disk_limit)
+        return container
+
+    def _create_container(self, kwargs: dict):
+        """The daemon's create call, without a size option it refuses; image errors said as such."""
+        cfg = self.config
         try:
             try:
                 container = with_retries(
@@ -213,16 +256,6 @@ class DockerSandbox:
                     f"image {cfg.image!r} not found locally (build it, e.g. `rollgym image bootstrap`)"
                 ) from exc
             raise
-        try:
-            with_retries(container.start, f"start {self.name}")
-        except BaseException:
-            try:
-                container.remove(force=True)
-            except Exception:  # noqa: BLE001 - the start's own error is the one raised
-                pass
-            raise
-        if cfg.disk_limit and "storage_opt" not in kwargs:
-            self.disk_budget = parse_size(cfg.disk_limit)
         return container
 
     def _start_runner(self) -> None:
@@ -284,6 +317,43 @@ class DockerSandbox:
             f"the sandbox's commands wrote {used / 2**30:.2f} GiB, over its disk budget of "
             f"{self.config.disk_limit}; the container was stopped"
         )
+
+    # -- lease (lease.py) -------------------------------------------------------------------------
+    def renew_lease(self) -> bool:
+        """One heartbeat over the runner's socket (no daemon call); False without a live runner."""
+        runner = self._runner
+        return not self._closed and runner is not None and runner.renew()
+
+    def signal_lease(self) -> None:
+        """One heartbeat through the daemon: SIGUSR1 to PID 1 from outside (a container gone or stopped: nothing).
+        A daemon that takes over `LEASE_CALL_TIMEOUT_S` is not waited for: the next heartbeat tries again."""
+        if self._closed:
+            return
+        with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException, SandboxError):
+            api = client_for(self.host, timeout=LEASE_CALL_TIMEOUT_S).api if self._placed else self.client.api
+            api.kill(self._container_id, "SIGUSR1")
+
+    def _report(self, event: Literal["creating", "started", "ended"], how: str = "") -> None:
+        """Tell the record this sandbox was created under that it is being created, started or ended (record.py)."""
+        if self._record is None:
+            return
+        labels = self.labels
+        with contextlib.suppress(Exception):  # a record that cannot be written never fails a sandbox
+            self._record(
+                record.SandboxEvent(
+                    event=event,
+                    name=self.name,
+                    id=(self.container.id or "") if hasattr(self, "container") else "",
+                    host=self.host,
+                    at=time.time(),
+                    run_id=labels.get("rollgym.run_id", ""),
+                    task_id=labels.get("rollgym.task_id", ""),
+                    owner=lifecycle.owner_of(labels),
+                    runtime=self.runtime.name if self.runtime else "",
+                    lease_s=self.lease_s,
+                    how=how,
+                )
+            )
 
     # -- exec ------------------------------------------------------------------------------------
     def exec(
@@ -490,13 +560,16 @@ class DockerSandbox:
             self._closed = True
             slot, self._slot = self._slot, None
         lifecycle.unregister(self)
+        KEEPER.drop(self)
         try:  # the slot is freed once the container is gone: a cap counts containers on the host, removals too
-            self._remove()
+            if self._remove():
+                self._report("ended", "closed")
         finally:
             if slot is not None:
                 hosts.release(slot)
 
-    def _remove(self) -> None:
+    def _remove(self) -> bool:
+        """Remove the container; False when its host does not answer (then its lease, or `prune`, ends it)."""
         if self._runner is not None:
             self._runner.close()
         try:
@@ -504,11 +577,12 @@ class DockerSandbox:
         except SandboxDeadError:
             pass
         except SandboxError as exc:
-            if hosts.is_unreachable(exc):  # its host is gone: `rollgym sandbox prune` (or its TTL) removes it later
+            if hosts.is_unreachable(exc):  # its host is gone: its lease, `rollgym sandbox prune` or its TTL ends it
                 hosts.mark_down(self.host, str(exc))
-                return
+                return False
             if "already in progress" not in str(exc) and "No such container" not in str(exc):
                 raise
+        return True
 
     def take_slot(self) -> str | None:
         """Hand this sandbox's placement slot (its host) to the caller, who gives it to a new sandbox there
@@ -547,7 +621,7 @@ async def start_sandbox(config: SandboxConfig) -> DockerSandbox:
     SIGTERM, `asyncio.run` cancels the remaining tasks and only waits for the executor's threads)."""
     lock, state = threading.Lock(), {"abandoned": False, "sandbox": None}
     # A slot is waited for here, not in a worker thread: those threads also close sandboxes (which free slots).
-    host = await hosts.areserve(configured_hosts(config.docker_host), config.max_per_host)
+    host = await hosts.areserve(configured_hosts(config.docker_host, config.runtime), config.max_per_host)
 
     def create() -> DockerSandbox | None:
         sandbox = DockerSandbox(config, _reserved_host=host)

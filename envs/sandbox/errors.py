@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rollgym.errors import EnvError, SandboxError
+from rollgym.errors import EnvError, SandboxError, UsageError
 
 
 class SandboxDeadError(SandboxError):
@@ -29,6 +29,11 @@ class ImageMissingError(ImageError):
     registry's answer. Found before the task's rollouts start (`Env.prepare_tasks`), an infrastructure failure."""
 
 
+class UnsupportedRuntimeError(UsageError):
+    """A container runtime rollgym does not run sandboxes on (yet), e.g. Apptainer or Kubernetes: the message names
+    the runtimes it knows (runtime.py)."""
+
+
 class FileNotInSandboxError(EnvError, FileNotFoundError):
     """A path asked of a live sandbox does not exist there (the agent's mistake, not the infrastructure's)."""
 
@@ -46,4 +51,5 @@ __all__ = [
     "ImageMissingError",
     "SandboxDeadError",
     "SandboxError",
+    "UnsupportedRuntimeError",
 ]

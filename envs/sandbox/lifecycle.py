@@ -33,8 +33,8 @@ _INSTALLED = False
 _COLLECTING = threading.local()  # .group: the SandboxGroup this thread's new sandboxes join
 
 
-def base_labels(run_id: str | None, task_id: str | None, ttl_s: int) -> dict[str, str]:
-    """The labels every rollgym container carries (used by `prune` and the backstop)."""
+def base_labels(run_id: str | None, task_id: str | None, ttl_s: int, lease_s: float = 0.0) -> dict[str, str]:
+    """The labels every rollgym container carries (used by `prune`, the backstop and `rollgym sandbox list`)."""
     return {
         LABEL: "1",
         "rollgym.run_id": run_id or RUN_ID,
@@ -43,7 +43,13 @@ def base_labels(run_id: str | None, task_id: str | None, ttl_s: int) -> dict[str
         "rollgym.pid": str(os.getpid()),
         "rollgym.created": str(int(time.time())),
         "rollgym.expires": str(int(time.time()) + ttl_s),
+        "rollgym.lease_s": f"{lease_s:g}",
     }
+
+
+def owner_of(labels: dict[str, str]) -> str:
+    """The process that started a container, as `machine:pid` (from its labels)."""
+    return f"{labels.get('rollgym.host', '?')}:{labels.get('rollgym.pid', '?')}"
 
 
 def register(sandbox: DockerSandbox) -> None:
@@ -182,10 +188,14 @@ class ContainerRow(BaseModel):
     """One rollgym container as `rollgym sandbox list` shows it."""
 
     name: str
+    id: str = ""
     host: str  # the Docker host address it was listed on
     state: str
     run_id: str
     task_id: str
+    owner: str = ""  # machine:pid of the process that started it
+    lease_s: float = 0.0  # its lease (lease.py); 0: none
+    lease_age_s: float | None = None  # seconds since its lease was last renewed, when asked (host_listing.py)
     labels: dict[str, str]
 
 
@@ -207,18 +217,26 @@ def _name(container: dict) -> str:
 
 def list_sandboxes(run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[ContainerRow]:
     """rollgym containers (optionally of one run) on every configured host, running or not."""
-    return [
-        ContainerRow(
-            name=_name(c),
-            host=host,
-            state=c.get("State", ""),
-            run_id=(c.get("Labels") or {}).get("rollgym.run_id", ""),
-            task_id=(c.get("Labels") or {}).get("rollgym.task_id", ""),
-            labels=c.get("Labels") or {},
-        )
-        for host in configured_hosts(docker_host)
-        for c in _rows(host, run_id)
-    ]
+    return [_row(host, c) for host in configured_hosts(docker_host) for c in _rows(host, run_id)]
+
+
+def _row(host: str, container: dict) -> ContainerRow:
+    labels = container.get("Labels") or {}
+    try:
+        lease_s = float(labels.get("rollgym.lease_s") or 0)
+    except ValueError:
+        lease_s = 0.0
+    return ContainerRow(
+        name=_name(container),
+        id=container.get("Id", ""),
+        host=host,
+        state=container.get("State", ""),
+        run_id=labels.get("rollgym.run_id", ""),
+        task_id=labels.get("rollgym.task_id", ""),
+        owner=owner_of(labels),
+        lease_s=lease_s,
+        labels=labels,
+    )
 
 
 def list_containers(run_id: str | None = None, docker_host: str | list[str] | None = None) -> list[str]:

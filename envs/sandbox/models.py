@@ -64,6 +64,10 @@ class SandboxConfig(BoundaryModel):
     env: dict[str, str] = Field(default_factory=dict)
     mounts: list[SandboxMount] = Field(default_factory=list)  # host folders bind-mounted in (an agent's runtime)
     ttl_s: int = 6 * 3600  # PID 1 exits after ttl_s (keepalive.py): a crashed host cannot leave it running forever
+    # The owner's lease (lease.py): the sandbox ends itself once the process that made it has not renewed it for this
+    # long (killed by SIGKILL or the OOM killer, its machine lost). None: $ROLLGYM_SANDBOX_LEASE_S, else 60 s;
+    # 0: no lease, the TTL only (an owner that will sit stopped in a debugger).
+    lease_s: float | None = Field(default=None, ge=0)
     labels: dict[str, str] = Field(default_factory=dict)
     run_id: str | None = None
     task_id: str | None = None
@@ -78,6 +82,23 @@ class SandboxConfig(BoundaryModel):
     # None: `ROLLGYM_DOCKER_HOSTS` (comma-separated) if set, else the default engine (DOCKER_HOST or the local socket).
     docker_host: str | list[str] | None = None
     max_per_host: int | None = Field(default=None, ge=1)  # live sandboxes per host; at the cap on all: wait for a slot
+    # The container runtime this config needs: "docker" or "podman" (runtime.py). With no docker_host, "podman" is the
+    # local Podman socket; with one, the daemon there must be that runtime. None: whichever serves docker_host.
+    runtime: str | None = None
+
+    @field_validator("lease_s")
+    @classmethod
+    def _lease(cls, value: float | None) -> float | None:
+        from rollgym.envs.sandbox.lease import lease_seconds
+
+        return None if value is None else lease_seconds(value)
+
+    @field_validator("runtime")
+    @classmethod
+    def _known_runtime(cls, value: str | None) -> str | None:
+        from rollgym.envs.sandbox.runtime import check_name
+
+        return None if value is None else check_name(value)
 
     @field_validator("disk_limit")
     @classmethod

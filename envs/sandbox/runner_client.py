@@ -18,6 +18,8 @@ from rollgym.envs.sandbox.models import ExecResult
 from rollgym.envs.sandbox.output import render_output
 
 RUNNER_SOURCE = (Path(__file__).parent / "runner_script.py").read_text()
+_LEASE = json.dumps({"op": "lease"}).encode()
+LEASE_FRAME = struct.pack(">I", len(_LEASE)) + _LEASE  # the owner's heartbeat, ~20 bytes, never answered
 
 
 class RunnerError(SandboxError):
@@ -139,6 +141,20 @@ class RunnerClient:
             raise RunnerError(f"runner did not answer within {timeout_s}s") from exc
         if not header.get("pong"):
             raise RunnerError(f"unexpected runner reply {header}")
+
+    def renew(self) -> bool:
+        """Send one lease heartbeat (the runner passes it to PID 1); False when it cannot go now (the runner is
+        gone, or a large upload holds the socket: then the keeper renews through the daemon, lease.py)."""
+        if self._dead is not None or not self._send_lock.acquire(timeout=0.1):
+            return False
+        try:
+            self._sock.sendall(LEASE_FRAME)
+        except OSError as exc:
+            self._fail(f"runner connection lost: {exc}")
+            return False
+        finally:
+            self._send_lock.release()
+        return True
 
     def run(
         self,

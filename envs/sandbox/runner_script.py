@@ -2,7 +2,8 @@
 
 Protocol, both directions: 4-byte big-endian length, a JSON header, then `*_len` raw bytes.
 Request {id, cmd, timeout, cwd, env, max_output, stdin_len}; reply {id, exit_code, timed_out,
-elided, head_len, out_len, duration_s, error}. Each command runs as its own session and process
+elided, head_len, out_len, duration_s, error}. {op: "ping"} is answered {pong}; {op: "lease"} (the owner's
+heartbeat) is passed to PID 1 as SIGUSR1 and not answered. Each command runs as its own session and process
 group, marked by an environment variable its descendants inherit; at its timeout the whole group, session
 and every marked process (children that left with `setsid` or a double fork) get SIGKILL. Commands run
 concurrently.
@@ -253,6 +254,12 @@ def main():
         stdin_data = _read_exact(req.get("stdin_len", 0)) if req.get("stdin_len") else b""
         if req.get("op") == "ping":
             _send({"id": req["id"], "pong": True})
+            continue
+        if req.get("op") == "lease":  # the owner's heartbeat: renew the lease PID 1 keeps (keepalive.py); no reply
+            try:
+                os.kill(1, signal.SIGUSR1)
+            except OSError:
+                pass
             continue
         try:
             threading.Thread(target=_run, args=(req, stdin_data), daemon=True).start()

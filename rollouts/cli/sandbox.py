@@ -15,6 +15,12 @@ DOCKER_HOST_HELP = "a Docker daemon (unix://, tcp://, ssh://); repeat for severa
 def sandbox_prune(
     all_: bool = typer.Option(False, "--all", help="remove every rollgym container, not only orphans"),
     run_id: str = typer.Option(None, "--run-id", help="remove the containers of this run"),
+    run_dir: str | None = typer.Option(
+        None,
+        "--run",
+        help="a `rollgym generate --out` folder: remove the sandboxes its record (sandboxes.jsonl) lists as not "
+        "ended, on the host each was started on, and record how each ended",
+    ),
     docker_host: list[str] | None = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP),
     prepared: bool = typer.Option(
         False, "--prepared", help="also remove the prepared images of tasks (SandboxConfig.prepare) no container uses"
@@ -23,6 +29,9 @@ def sandbox_prune(
     """Remove leftover rollgym containers (found by label) on every Docker host: orphans by default."""
     from rollgym.envs.sandbox.host_listing import prune_hosts
 
+    if run_dir is not None:
+        _prune_run(run_dir)
+        return
     removed, failed = prune_hosts(
         all_containers=all_, run_id=run_id, docker_host=docker_host or None, prepared_images=prepared
     )
@@ -37,12 +46,35 @@ def sandbox_prune(
         raise typer.Exit(1)
 
 
+def _prune_run(run_dir: str) -> None:
+    """`prune --run DIR`: exit 2 when the folder has no record, 1 when a host did not answer."""
+    from pathlib import Path
+
+    from rollgym.envs.sandbox.host_listing import prune_run
+    from rollgym.envs.sandbox.record import record_path
+
+    if not record_path(run_dir).exists():
+        typer.echo(f"error: {record_path(run_dir)} does not exist (not a `rollgym generate --out` folder?)", err=True)
+        raise typer.Exit(2)
+    outcome = prune_run(str(Path(run_dir)))
+    typer.echo(
+        f"{run_dir}: removed {len(outcome.removed)} sandbox(es) still running"
+        + (": " + ", ".join(outcome.removed) if outcome.removed else "")
+        + f"; {len(outcome.gone)} had ended by themselves (lease or TTL); {outcome.ended_before} were closed by the run"
+    )
+    for name, why in outcome.failed.items():
+        typer.echo(f"{name}: not pruned: {why}", err=True)
+    if outcome.failed:
+        raise typer.Exit(1)
+
+
 @sandbox_app.command("list")
 def sandbox_list(docker_host: list[str] | None = typer.Option(None, "--docker-host", help=DOCKER_HOST_HELP)) -> None:
-    """List rollgym containers (running or not) on every Docker host: NAME, HOST, STATE, RUN, TASK."""
+    """List rollgym containers (running or not) on every Docker host: NAME, HOST, STATE, OWNER (machine:pid), LEASE
+    (seconds since its owner last renewed it / its lease), RUN, TASK."""
     from rollgym.envs.sandbox.host_listing import list_hosts, table
 
-    rows, failed = list_hosts(docker_host=docker_host or None)
+    rows, failed = list_hosts(docker_host=docker_host or None, lease_ages=True)
     if rows:
         typer.echo(table(rows))
     for host, why in failed.items():

@@ -56,7 +56,8 @@ async def write_run(
 ) -> RunSummary:
     """A batch to `out/rollouts.jsonl`, whoever makes the rollouts (the loop, or agents through the proxy): resume
     (pairs already there are skipped, except infrastructure failures when `retry_errors`: those run again), live
-    progress, every rollout flushed as it finishes, and `out/summary.json`; returns the summary."""
+    progress, every rollout flushed as it finishes, `out/summary.json`, and `out/sandboxes.jsonl`, the sandboxes the
+    run started and ended (envs/sandbox/record.py); returns the summary."""
     console = console or Console(stderr=True)
     writer = RolloutWriter(out, resume=resume, retry_errors=retry_errors)
     wanted = {(task_id_of(t, i), s) for i, t in enumerate(tasks) for s in range(n)}
@@ -86,8 +87,10 @@ async def write_run(
         writer.write(rollout)
         progress.update(bar, advance=1, stats=stats.add(rollout))
 
+    from rollgym.envs.sandbox.record import RecordFile, record_path, recording  # the Docker SDK: only when run
+
     try:
-        with progress:
+        with progress, recording(RecordFile(record_path(out))):  # the sandboxes it starts, as they start and end
             bar = progress.add_task("rollouts", total=len(wanted), completed=already, stats="")
             await produce(frozenset(writer.done), on_result)
     except ClusterLostError as exc:

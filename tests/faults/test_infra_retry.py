@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from standins.loopback import LoopbackServer
-from standins.vllm_standin import make_vllm_standin
 
 from rollgym.engines import SamplingParams
 from rollgym.engines.default_model import smollm2_dir
@@ -18,19 +16,7 @@ from rollgym.rollouts.cli.generate import run_generate
 from rollgym.rollouts.core.output import RETRIED_FILE, RolloutWriter, is_infra_failure, read_rollouts
 from rollgym.rollouts.core.records import ErrorRecord, Rollout
 
-MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
-
-
-@pytest.fixture(scope="module")
-def standin():
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
-    app, control = make_vllm_standin(
-        MODEL, max_model_len=2048, vocab_size=len(tok), eos_token_id=tok.eos_token_id, tokenizer=tok
-    )
-    with LoopbackServer(app) as server:
-        yield server, control
+MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"  # what the `standin` fixture serves (tests/faults/conftest.py)
 
 
 def _said(capfd) -> str:

@@ -5,7 +5,8 @@ runs `slots` jobs at once as the driver `give`s them, each exactly as in one pro
 and streams the finished rollouts back in batches (what finished within a few milliseconds of each other).
 A driver on Ray Client (`ray://`), which cannot read a streaming method, calls `open` then `pull` in a
 loop instead: the same batches, one long-polled call each. `stop` cancels every rollout; each releases its
-environment before `stop` returns.
+environment before `stop` returns. The sandboxes the rollouts start and end ride along in the same batches (their
+`SandboxEvent`s, envs/sandbox/record.py), so the driver writes them into the run's record as they happen.
 """
 
 from __future__ import annotations
@@ -16,13 +17,18 @@ import os
 import pickle
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rollgym.rollouts.core.jobs import RolloutJob, env_factory_for, run_job
 from rollgym.rollouts.core.records import Rollout
 from rollgym.rollouts.integrations.ray.spec import ActorSpec
 
+if TYPE_CHECKING:
+    from rollgym.envs.sandbox.record import SandboxEvent
+
 Result = tuple[int, int, Rollout]  # (task index, sample index, rollout)
+#: What a batch holds: finished rollouts, and the sandboxes started or ended meanwhile.
+Item: TypeAlias = "Result | SandboxEvent"
 _STOPPED = object()
 #: How long a finished rollout may wait for others to go back with it in one streamed batch.
 COALESCE_S = 0.005
@@ -30,7 +36,7 @@ COALESCE_S = 0.005
 SETTLE_S = 60.0
 
 
-def encode(batch: list[Result]) -> bytes | list[Result]:
+def encode(batch: list[Item]) -> bytes | list[Item]:
     """A batch as one pickle (Ray's own serializer, cloudpickle, costs several times more per rollout);
     a batch the standard pickler cannot take goes as it is, for cloudpickle."""
     try:
@@ -39,7 +45,7 @@ def encode(batch: list[Result]) -> bytes | list[Result]:
         return batch
 
 
-def decode(payload: bytes | list[Result]) -> list[Result]:
+def decode(payload: bytes | list[Item]) -> list[Item]:
     return pickle.loads(payload) if isinstance(payload, bytes) else payload
 
 
@@ -117,7 +123,7 @@ class RolloutActor:
         for _ in range(slots):
             inbox.put_nowait(None)
 
-    async def serve(self, slots: int) -> AsyncIterator[bytes | list[Result]]:
+    async def serve(self, slots: int) -> AsyncIterator[bytes | list[Item]]:
         """Run jobs `slots` at once until `end` (or `stop`); yield finished rollouts as they come."""
         batches = self._batches(slots)
         try:
@@ -139,7 +145,7 @@ class RolloutActor:
 
         self._pump = asyncio.create_task(pump())
 
-    async def pull(self) -> list[bytes | list[Result]] | None:
+    async def pull(self) -> list[bytes | list[Item]] | None:
         """Every batch finished since the last call, waiting for at least one; None once the run has ended
         (or what ended it, raised)."""
         out = self._out
@@ -159,7 +165,7 @@ class RolloutActor:
                 raise failure
         return None
 
-    async def _batches(self, slots: int) -> AsyncGenerator[bytes | list[Result], None]:
+    async def _batches(self, slots: int) -> AsyncGenerator[bytes | list[Item], None]:
         spec, done, inbox = self._spec, self._done, self._inbox
         assert spec is not None and done is not None and inbox is not None  # setup() set them
 
@@ -171,7 +177,15 @@ class RolloutActor:
             finally:
                 done.put_nowait(None)
 
-        self._slots = [asyncio.create_task(slot()) for _ in range(slots)]
+        from rollgym.envs.sandbox.record import recording
+
+        loop = asyncio.get_running_loop()
+
+        def forward(event: SandboxEvent) -> None:  # from worker threads too: sandboxes start and end in them
+            loop.call_soon_threadsafe(done.put_nowait, event)
+
+        with recording(forward):  # each slot's task (and the threads it starts) inherits the sink
+            self._slots = [asyncio.create_task(slot()) for _ in range(slots)]
         ended, stopped, want = 0, False, max(1, slots // 8)
         try:
             while ended < slots and not stopped:

@@ -204,7 +204,11 @@ async def _consume(run: _Run, i: int) -> None:
     member = run.live[i]
     try:
         async for payload in _payloads(member, run.slots[i]):
-            for ti, si, rollout in decode(payload):
+            for item in decode(payload):
+                if not isinstance(item, tuple):  # a sandbox it started or ended: into the run's record
+                    _record(item)
+                    continue
+                ti, si, rollout = item
                 run.held[i].pop((ti, si), None)
                 run.on_result(ti, si, rollout)
             if run.pending and len(run.held[i]) <= run.slots[i]:
@@ -216,6 +220,15 @@ async def _consume(run: _Run, i: int) -> None:
             raise
         run.lost(i, exc)
         run.fill_all()  # its retried jobs go to whoever has room
+
+
+def _record(event: Any) -> None:
+    """Write an actor's sandbox event into the record this run writes (envs/sandbox/record.py), if it writes one."""
+    from rollgym.envs.sandbox.record import current
+
+    sink = current()
+    if sink is not None:
+        sink(event)
 
 
 async def _payloads(member: Member, slots: int) -> AsyncIterator[Any]:

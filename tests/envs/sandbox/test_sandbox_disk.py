@@ -1,6 +1,7 @@
 """The per-sandbox disk budget (issue 17, item 6). This daemon's overlay2 sits on ext4, which cannot cap a
 writable layer, so these tests exercise the measured budget: a command that writes past it stops the
-container and raises `DiskLimitError` (the agent's doing), in seconds, through both exec paths."""
+container and raises `DiskLimitError` (the agent's doing), in seconds, through both exec paths, on Docker and on
+Podman (its overlay on ext4 cannot cap one either)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from rollgym.envs.sandbox.disk import parse_size, storage_size_supported
 pytestmark = pytest.mark.docker
 
 
-def _sandbox(base_image, use_runner: bool, limit: str = "64m") -> DockerSandbox:
-    return DockerSandbox(SandboxConfig(image=base_image, task_id="disk", disk_limit=limit, use_runner=use_runner))
+def _sandbox(base_image, use_runner: bool, limit: str = "64m", host: str = "default") -> DockerSandbox:
+    config = SandboxConfig(image=base_image, task_id="disk", disk_limit=limit, use_runner=use_runner, docker_host=host)
+    return DockerSandbox(config)
 
 
 def test_sizes_parse_like_docker_and_bad_ones_are_refused():
@@ -25,8 +27,8 @@ def test_sizes_parse_like_docker_and_bad_ones_are_refused():
 
 
 @pytest.mark.parametrize("use_runner", [True, False], ids=["runner", "exec"])
-def test_a_command_that_writes_past_the_budget_stops_the_sandbox(base_image, use_runner):
-    with _sandbox(base_image, use_runner) as sb:
+def test_a_command_that_writes_past_the_budget_stops_the_sandbox(base_image, runtime_host, use_runner):
+    with _sandbox(base_image, use_runner, host=runtime_host) as sb:
         if storage_size_supported(sb.client):
             pytest.skip("this daemon's storage driver enforces the budget itself (ENOSPC), nothing to measure")
         assert sb.disk_budget == 64 << 20

@@ -1,4 +1,5 @@
-"""Sandbox safety: creation defaults, resource limits, no network, dead containers, TTL, close, prune."""
+"""Sandbox safety: creation defaults, resource limits, no network, dead containers, TTL, close, prune. The limits, the
+locked-down defaults and the dead-container errors are checked on each runtime (`runtime_host`: Docker and Podman)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,21 @@ import time
 import docker
 import pytest
 
-from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, prune
+from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxDeadError, client_for, prune
 from rollgym.envs.sandbox.lifecycle import HOST, is_orphan
 
 pytestmark = pytest.mark.docker
 
 
 def test_containers_are_created_locked_down_and_labelled(sandbox):
-    attrs = docker.from_env().api.inspect_container(sandbox.container.id)
+    attrs = sandbox.client.api.inspect_container(sandbox.container.id)
     host = attrs["HostConfig"]
-    assert host["NetworkMode"] == "none" and not host["Init"]  # PID 1 is rollgym's keep-alive, which reaps
-    assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+    assert host["NetworkMode"] == "none" and not host.get("Init")  # PID 1 is rollgym's keep-alive, which reaps
+    assert "no-new-privileges" in host["SecurityOpt"]
+    assert host["CapDrop"] == ["ALL"] or sandbox.runtime.name == "podman"  # Podman lists each capability it drops
+    inside = sandbox.exec("grep -E '^Cap(Eff|Bnd)' /proc/1/status; cat /proc/1/uid_map").output.split()
+    assert inside[1] == inside[3] == "0000000000000000"  # no capability left, in the bounding set either
+    assert inside[4:7] == ["0", "0", "4294967295"]  # no user namespace: uid 0 inside is uid 0 outside (both rootful)
     assert host["PidsLimit"] == 512 and host["Memory"] == 512 * 1024**2 and host["MemorySwap"] == host["Memory"]
     assert host["NanoCpus"] == 1_000_000_000
     labels = attrs["Config"]["Labels"]
@@ -27,9 +32,9 @@ def test_containers_are_created_locked_down_and_labelled(sandbox):
     assert attrs["Name"].lstrip("/") == sandbox.name and sandbox.name.startswith("rollgym-shared-")
 
 
-def _require_pids_limit() -> None:
-    if not docker.from_env().info().get("PidsLimit"):
-        pytest.skip("this Docker engine cannot limit pids: a fork bomb would reach the host")
+def _require_pids_limit(host: str = "default") -> None:
+    if not client_for(host).info().get("PidsLimit"):
+        pytest.skip("this engine cannot limit pids: a fork bomb would reach the host")
 
 
 @pytest.mark.slow
@@ -45,18 +50,18 @@ def test_fork_bomb_is_contained(base_image):
         assert lines[-2] == "alive" and int(lines[-1]) < 10, after.output
 
 
-def test_exhausted_process_table_is_cleared_for_the_next_command(base_image):
-    _require_pids_limit()
-    with DockerSandbox(SandboxConfig(image=base_image, task_id="pids", pids_limit=40)) as sb:
+def test_exhausted_process_table_is_cleared_for_the_next_command(base_image, runtime_host):
+    _require_pids_limit(runtime_host)
+    with DockerSandbox(SandboxConfig(image=base_image, task_id="pids", pids_limit=40, docker_host=runtime_host)) as sb:
         first = sb.exec("for i in $(seq 60); do sleep 1000 & done; echo started", timeout=20)  # fills the table
         after = sb.exec("echo alive; ps -e --no-headers | wc -l", timeout=30)
         assert "process limit" in first.output + after.output and after.exit_code == 0
         assert after.output.strip().split("\n")[-2:][0] == "alive" and int(after.output.strip().split("\n")[-1]) < 10
 
 
-def _allocation_beyond_limit_mb(limit_mb: int) -> int:
+def _allocation_beyond_limit_mb(limit_mb: int, host: str = "default") -> int:
     """How much to allocate to exceed the limit for sure: without swap accounting, swap adds room."""
-    info = docker.from_env().info()
+    info = client_for(host).info()
     swap_kb = sum(int(line.split()[2]) for line in open("/proc/swaps").read().splitlines()[1:])
     if info.get("SwapLimit") or swap_kb == 0:
         return limit_mb * 3
@@ -66,9 +71,11 @@ def _allocation_beyond_limit_mb(limit_mb: int) -> int:
     return needed
 
 
-def test_memory_limit_is_enforced(base_image):
-    alloc = _allocation_beyond_limit_mb(128)
-    with DockerSandbox(SandboxConfig(image=base_image, task_id="oom", mem_limit="128m")) as sb:
+def test_memory_limit_is_enforced(base_image, runtime_host):
+    alloc = _allocation_beyond_limit_mb(128, runtime_host)
+    with DockerSandbox(
+        SandboxConfig(image=base_image, task_id="oom", mem_limit="128m", docker_host=runtime_host)
+    ) as sb:
         res = sb.exec(f"python3 -c 'a = bytearray({alloc} * 1024 * 1024); print(\"allocated\")'", timeout=120)
         assert res.exit_code == 137 and "allocated" not in res.output
         assert sb.exec("echo still-here").output.strip() == "still-here"
@@ -89,8 +96,10 @@ def test_no_network_the_host_is_unreachable(sandbox):
 
 
 @pytest.mark.parametrize("use_runner", [True, False])
-def test_container_killed_mid_episode_gives_a_clear_error(base_image, use_runner):
-    sb = DockerSandbox(SandboxConfig(image=base_image, task_id="killed", use_runner=use_runner))
+def test_container_killed_mid_episode_gives_a_clear_error(base_image, runtime_host, use_runner):
+    sb = DockerSandbox(
+        SandboxConfig(image=base_image, task_id="killed", use_runner=use_runner, docker_host=runtime_host)
+    )
     try:
         assert sb.exec("echo up").output.strip() == "up"
         sb.container.kill()
@@ -105,8 +114,8 @@ def test_container_killed_mid_episode_gives_a_clear_error(base_image, use_runner
         sb.exec("true")
 
 
-def test_read_only_root_with_writable_tmpfs_and_non_root_user(base_image):
-    cfg = SandboxConfig(image=base_image, task_id="ro", read_only=True, user="1000:1000")
+def test_read_only_root_with_writable_tmpfs_and_non_root_user(base_image, runtime_host):
+    cfg = SandboxConfig(image=base_image, task_id="ro", read_only=True, user="1000:1000", docker_host=runtime_host)
     with DockerSandbox(cfg) as sb:
         res = sb.exec("id -u; touch /etc/x 2>&1; touch /tmp/ok && echo tmp-writable")
         assert res.output.split("\n")[0] == "1000"
@@ -174,9 +183,9 @@ def test_a_killed_runner_is_reported_then_restarted_never_rerunning_a_command(ba
         assert again.output.strip() == "ran" and again.via == "runner"  # a fresh runner; no second run
 
 
-def test_an_agent_killing_every_process_it_can_does_not_kill_the_sandbox(base_image):
+def test_an_agent_killing_every_process_it_can_does_not_kill_the_sandbox(base_image, runtime_host):
     """Issue 17, item 8: `kill -9 -1` ends the agent's commands (and the runner, which restarts), not PID 1."""
-    with DockerSandbox(SandboxConfig(image=base_image, task_id="killall")) as sb:
+    with DockerSandbox(SandboxConfig(image=base_image, task_id="killall", docker_host=runtime_host)) as sb:
         sb.exec("sleep 1000 & kill -9 -1", timeout=10)
         assert sb.status().startswith("running")
         assert sb.exec("echo back").output.strip() == "back"
