@@ -164,6 +164,7 @@ def ensure_podman(timeout_s: float = 60.0, log_path: str = "/tmp/rollgym-podman.
             stderr=log,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            cwd=os.path.dirname(path),  # conmon writes an `oom` file into its working directory: not the user's folder
         )
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
