@@ -102,7 +102,9 @@ def main() -> int:
     names = args.family or [f.name for f in FAMILIES]
     toks = {name: family_tokenizer(name) for name in names}
     if "qwen3" in toks:  # the same pair with every bridge rendered in full
-        toks["qwen3 (no recipes)"] = ChatTokenizer(toks["qwen3"].hf, chat_template=toks["qwen3"].template, recipes=False)
+        toks["qwen3 (no recipes)"] = ChatTokenizer(
+            toks["qwen3"].hf, chat_template=toks["qwen3"].template, recipes=False
+        )
     fmts = {name: family(name.split(" ")[0]).call_id_format for name in toks}
     for name, tok in toks.items():
         measure(tok, fmts[name], 4, 3)  # warm up template compilation and caches
@@ -121,8 +123,12 @@ def main() -> int:
         ratio = b128 / b8
         if ratio > 1.5:
             missed.append(name)
-        print(f"{name:<24} | {b8 * 1e3:>14.3f} | {b128 * 1e3:>16.3f} | {ratio:>7.2f} | {r128 * 1e3:>19.2f} | {r128 / b128:>20.1f}x")
-    print(f"\nbridge cost turn 128 / turn 8 <= 1.5: {len(toks) - len(missed)} of {len(toks)} ({', '.join(missed) or 'all met'})")
+        print(
+            f"{name:<24} | {b8 * 1e3:>14.3f} | {b128 * 1e3:>16.3f} | {ratio:>7.2f} | {r128 * 1e3:>19.2f} | {r128 / b128:>20.1f}x"
+        )
+    print(
+        f"\nbridge cost turn 128 / turn 8 <= 1.5: {len(toks) - len(missed)} of {len(toks)} ({', '.join(missed) or 'all met'})"
+    )
     return 0 if not missed else 1
 
 
