@@ -85,6 +85,13 @@ def build_app(ids: dict) -> web.Application:
             text = f'<tool_call>\n{{"name": "add", "arguments": {arguments}}}\n</tool_call>'
             message, finish = {"role": "assistant", "content": text}, "stop"
         prompt_tokens = sum(len(str(m.get("content") or "")) // 4 for m in body.get("messages", []))
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": n_tokens,
+            "total_tokens": prompt_tokens + n_tokens,
+        }
+        if body.get("stream"):
+            return await stream_chat(request, k, message, finish, usage, bool(body.get("stream_options")))
         return web.json_response(
             {
                 "id": f"chatcmpl-{k}",
@@ -99,6 +106,28 @@ def build_app(ids: dict) -> web.Application:
                 },
             }
         )
+
+    async def stream_chat(request, k: int, message: dict, finish: str, usage: dict, with_usage: bool):
+        """The same answer as server-sent events, as OpenAI streams it: the message in one delta (tool calls with
+        their index), then the finish reason, then the usage when asked (`stream_options.include_usage`), then
+        `[DONE]`."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        head = {"id": f"chatcmpl-{k}", "object": "chat.completion.chunk", "created": int(time.time()), "model": MODEL}
+        delta = dict(message)
+        if "tool_calls" in delta:
+            delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(delta["tool_calls"])]
+        chunks = [
+            {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+        ]
+        if with_usage:
+            chunks.append({**head, "choices": [], "usage": usage})
+        for chunk in chunks:
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
 
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_get("/v1/models", models)

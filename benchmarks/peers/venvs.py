@@ -21,7 +21,9 @@ class Peer:
     requirements: tuple[str, ...] = ()
     runner: str = ""
     unavailable: str = ""  # set when it cannot run on this machine: the exact reason
-    notes: list[str] = field(default_factory=list)
+    episodes: dict[int, int] = field(default_factory=dict)  # episodes per concurrency level, where fewer are run
+    rounds: dict[int, int] = field(default_factory=dict)  # rounds per level, where fewer are run
+    skip: dict[int, str] = field(default_factory=dict)  # levels not run, with why
 
 
 def python_of(peer: Peer, log=print) -> str:
