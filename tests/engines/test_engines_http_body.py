@@ -33,3 +33,17 @@ def test_an_answer_with_a_bare_nan_reads_as_nan_and_garbage_is_a_value_error():
     assert decode_body(b'{"token_ids": [1, 2, 3]}') == {"token_ids": [1, 2, 3]}
     with pytest.raises(ValueError):
         decode_body(b"<html>bad gateway</html>")
+
+
+def test_a_trajectorys_prompt_is_not_copied_again_by_the_engine(tool_tok):
+    """The trajectory hands each request a fresh `TokenIds` it has checked: validation passes that same list on
+    (an idle rollout waiting for the engine used to hold a second copy of its whole prompt)."""
+    from rollgym.engines.validation import validate_prompt
+
+    traj = tool_tok.start([{"role": "user", "content": "What is 2 + 2?"}])
+    prompt = traj.next_prompt_ids
+    assert validate_prompt(prompt, max_model_len=None) is prompt
+    plain = list(prompt)
+    assert (
+        validate_prompt(plain, max_model_len=None) == plain and validate_prompt(plain, max_model_len=None) is not plain
+    )
