@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import time
 from types import SimpleNamespace
 
 FAMILIES = {"qwen3": "qwen3", "llama-3.1": "llama3_1", "glm-4.5": "glm-4.5"}
@@ -137,16 +138,21 @@ def reference_bridges(tok, tools, turns) -> list[list[int]]:
     """The template's bridges in context, as rollgym builds (and certifies) them, for one episode."""
     traj = tok.start([{"role": "user", "content": "What is 1 + 2?"}], tools)
     bridges = []
-    for k, ids in enumerate(turns[:-1]):
+    for ids in turns[:-1]:
         traj.add_completion(ids, None, "stop")
         parsed = tok.parse_completion(ids, tools)
         traj.messages.append(parsed.message)
         call = parsed.message["tool_calls"][0]
+        t = time.perf_counter()
         bridges.append(
             traj.add_messages([{"role": "tool", "tool_call_id": call["id"], "name": "add", "content": "12"}])
         )
-        del k
+        BRIDGE_SECONDS["rollgym"].append(time.perf_counter() - t)
     return bridges
+
+
+#: Seconds per bridge (the tokens of one tool result) by method, filled as the methods run.
+BRIDGE_SECONDS: dict[str, list[float]] = {"rollgym": [], "TRL": [], "SkyRL": []}
 
 
 def templated_hf(tok):
@@ -181,7 +187,9 @@ def trl_method(tok, tools, turns_of) -> dict:
         stats["samples"] += 1  # one sequence: prompt + completions + suffixes
         for ref in reference:
             try:
+                t = time.perf_counter()
                 suffix = GRPOTrainer._get_tool_suffix_ids(stand_in, [{"role": "tool", "name": "add", "content": "12"}])
+                BRIDGE_SECONDS["TRL"].append(time.perf_counter() - t)
             except ValueError as exc:  # TRL refuses the template: the episode cannot be trained
                 stats["refused"] = f"{exc}"[:120]
                 stats["off_template"] += 1
@@ -220,9 +228,11 @@ def skyrl_method(tok, tools, turns_of, retokenize: bool) -> dict:
             continue
         reference = reference_bridges(tok, tools, turns)
         for ref in reference:
+            t = time.perf_counter()
             obs = hf.apply_chat_template(
                 [*base, {"role": "tool", "content": "12"}], add_generation_prompt=True, tokenize=True, return_dict=False
             )[len(base_ids) :]
+            BRIDGE_SECONDS["SkyRL"].append(time.perf_counter() - t)
             stats["off_template"] += obs != ref
         stats["sampled"] += n
         stats["covered"] += n
@@ -280,3 +290,9 @@ def fidelity_section(_runnable, _work_dir) -> None:
             f"| {family} | {method}{note} | {s['differing']} of {s['samples']} | {per} | "
             f"{s['off_template']} of {s['episodes'] * (TURNS - 1)} | {coverage:.0%} |"
         )
+    print("\nCPU per bridge (one tool result's tokens), median over every family's bridges:")
+    import statistics
+
+    for method, seconds in BRIDGE_SECONDS.items():
+        if seconds:
+            print(f"  {method:<8} {1e3 * statistics.median(seconds):.3f} ms  ({len(seconds)} bridges)")

@@ -16,6 +16,7 @@ concurrent clients this process must stay cheaper than the frameworks it serves 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import socket
 import sys
@@ -27,7 +28,7 @@ MODEL = "instant"
 MAX_MODEL_LEN = 32768
 
 
-def build_app(ids: dict) -> web.Application:
+def build_app(ids: dict, delay_s: float = 0.0) -> web.Application:
     head, tail, digits, stop = ids["head"], ids["tail"], ids["digits"], ids["stop"]
     state = {"k": 0}
 
@@ -44,6 +45,8 @@ def build_app(ids: dict) -> web.Application:
 
     async def completions(request: web.Request) -> web.Response:
         body = await request.json()
+        if delay_s:
+            await asyncio.sleep(delay_s)
         k = next_k()
         out = call_ids(k)[: int(body.get("max_tokens") or 16)]
         choice = {
@@ -139,6 +142,7 @@ def build_app(ids: dict) -> web.Application:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ids", required=True, help="JSON: head, tail (id lists), digits ('0'..'9' -> id), stop")
+    parser.add_argument("--delay", type=float, default=0.0, help="hold each completion this long (seconds)")
     args = parser.parse_args()
     with open(args.ids) as f:
         ids = json.load(f)
@@ -147,7 +151,7 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(4096)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    web.run_app(build_app(ids), sock=sock, print=None, access_log=None, backlog=4096, handle_signals=True)
+    web.run_app(build_app(ids, args.delay), sock=sock, print=None, access_log=None, backlog=4096, handle_signals=True)
     sys.exit(0)
 
 

@@ -18,13 +18,20 @@ REPO = HERE.parents[1]
 class InstantServer:
     """`with InstantServer(ids_json) as url:` a running instant server's `/v1` URL."""
 
-    def __init__(self, ids_path: Path) -> None:
-        self.ids_path = ids_path
+    def __init__(self, ids_path: Path, delay_s: float = 0.0) -> None:
+        self.ids_path, self.delay_s = ids_path, delay_s
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> str:
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "instant_server.py"), "--ids", str(self.ids_path)],
+            [
+                sys.executable,
+                str(HERE / "instant_server.py"),
+                "--ids",
+                str(self.ids_path),
+                "--delay",
+                str(self.delay_s),
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
