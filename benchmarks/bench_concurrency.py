@@ -5,7 +5,8 @@ OpenAI-compatible server (`peers/instant_server.py`, its own process) through ro
 connection pool (`max_concurrency`, 64 here) bounds the requests in flight as a real vLLM server's batch would: the
 other rollouts are idle, waiting for the engine. Printed:
 1. the run: rollouts, turns, errors, wall time, event-loop lag (how late a 10 ms timer fires: p50, p99, max);
-2. memory per idle rollout: RSS when all N are alive (the last one reset) minus before, over N; and, in a second
+2. memory per idle rollout: RSS when all N are alive (a barrier at the first tool call holds each rollout, idle,
+   after its first turn, until all N got there; a full collection first) minus before, over N; and, in a second
    run of `--trace` rollouts under `tracemalloc`, the Python heap per rollout, the bytes of the messages each holds,
    and the largest contributors (file:line);
 3. what limits it further: the engine's connection pool at `--pools` sizes (each a batch with that many requests in
@@ -48,19 +49,30 @@ def rss_kib() -> int:
 
 
 class Watched(CalculatorEnv):
-    """The Calculator, counting live environments and calling `on_all_alive` once every rollout has reset."""
+    """The Calculator with a barrier at its first step: no rollout goes past its first tool call until all of them
+    have sampled their first turn, so all N are alive at once, idle, each holding one turn. `on_all_alive` runs then
+    (after a full garbage collection, so what it sees is what the rollouts hold)."""
 
-    alive = 0
+    arrived = 0
     expected = 0
     on_all_alive = None
+    released: asyncio.Event | None = None
 
-    async def setup(self, task):
-        out = await super().setup(task)
+    async def astep(self, action):
         cls = type(self)
-        cls.alive += 1
-        if cls.alive == cls.expected and cls.on_all_alive is not None:
-            cls.on_all_alive()
-        return out
+        if not getattr(self, "_passed", False):
+            self._passed = True
+            cls.arrived += 1
+            if cls.arrived == cls.expected:
+                gc.collect()
+                if cls.on_all_alive is not None:
+                    cls.on_all_alive()
+                assert cls.released is not None
+                cls.released.set()
+            else:
+                assert cls.released is not None
+                await cls.released.wait()
+        return await super().astep(action)
 
 
 async def lag_probe(stop: asyncio.Event, out: list[float]) -> None:
@@ -71,7 +83,8 @@ async def lag_probe(stop: asyncio.Event, out: list[float]) -> None:
 
 
 async def one_run(url: str, tok, n: int, turns: int, pool: int, on_all_alive=None) -> dict:
-    Watched.alive, Watched.expected, Watched.on_all_alive = 0, n, on_all_alive
+    Watched.arrived, Watched.expected, Watched.on_all_alive = 0, n, on_all_alive
+    Watched.released = asyncio.Event()
     engine = VLLMServerEngine(url, max_concurrency=pool, max_retries=0, timeout_s=3600)
     seen = {"turns": 0, "errors": 0, "first": ""}
 
@@ -169,7 +182,14 @@ async def traced(url: str, tok, args) -> None:
     total = sum(s.size_diff for s in stats)
     env = CalculatorEnv()
     messages, _ = await env.areset(options={"task": CalculatorEnv.default_tasks(1)[0]})
-    held = message_bytes(messages)
+    turn = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+        ],
+    }
+    held = message_bytes([*messages, turn])
     print(
         f"\n## tracemalloc, {args.trace:,} rollouts all alive: Python heap +{total / args.trace / 1024:.1f} KiB per "
         f"rollout, of which its messages hold about {held / 1024:.1f} KiB"
