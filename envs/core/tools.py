@@ -81,13 +81,13 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return summary, args
 
 
-@functools.cache
 @functools.lru_cache(maxsize=4096)
 def _shared_schema(schema_json: str) -> dict:
     """One parsed schema per distinct tool schema, shared (see `ToolSet.schemas`)."""
     return json.loads(schema_json)
 
 
+@functools.cache
 def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[BaseModel], str]:
     """Description, argument model and JSON schema (as JSON text) of a tool function; built once per function."""
     summary, arg_docs = _parse_docstring(fn.__doc__ or "")

@@ -110,3 +110,11 @@ async def test_environments_share_their_tool_schemas_and_a_tool_still_gives_a_fr
     assert first == second and all(a is b for a, b in zip(first, second, strict=True))
     one = Tool(search)
     assert one.schema() == one.schema() and one.schema() is not one.schema()
+
+
+def test_a_tools_argument_model_is_built_once_per_function_not_per_environment():
+    """Building a pydantic model per tool per environment cost CPU and memory on every rollout."""
+    from rollgym.envs.builtin.calculator import CalculatorEnv
+
+    first, second = CalculatorEnv(), CalculatorEnv()
+    assert first.toolset.tools["add"].args_model is second.toolset.tools["add"].args_model
