@@ -45,15 +45,15 @@ PEERS = [
         episodes={1: 3, 64: 64, 16: 16},
         rounds={64: 1},
         skip={
-            1024: "two processes per rollout (its chat program and its MCP tool server, ~100 MiB each measured at "
-            "concurrency 64): 2,048 processes do not fit this 2-core, 24 GiB machine"
+            1024: "two processes per rollout (its chat program and its MCP tool server; ~440 MiB per rollout measured "
+            "at concurrency 64): 2,048 processes do not fit this 2-core, 24 GiB machine"
         },
     ),
     Peer(
         "trl",
         unavailable="TRL 1.16's tool loop (GRPOTrainer(tools=..., environment_factory=...)) runs inside the trainer's "
         "generation step and talks to `trl vllm-serve` (its own /generate/ protocol), not to an OpenAI-compatible "
-        "server: see docs/performance.md#trl",
+        "server: see docs/performance.md#against-the-peers",
     ),
     Peer(
         "nemo-gym",

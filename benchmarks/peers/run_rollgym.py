@@ -54,7 +54,9 @@ async def main() -> None:
     args = arguments()
     work = load_workload(args.workload)
     NudgingCalculator.nudge = work["nudge"]
-    tokenizer = load_chat_tokenizer(work["tokenizer"], CHATML_TOOLS)
+    # A turn cut by the token budget is closed (its end-of-turn token added, masked) and the episode goes on, as the
+    # peers' loops do; rollgym's default ends the episode there.
+    tokenizer = load_chat_tokenizer(work["tokenizer"], CHATML_TOOLS, truncation="close")
     engine = VLLMServerEngine(args.base_url, max_concurrency=max(args.concurrency, 1), max_retries=0)
     policy = Policy(engine=engine, tokenizer=tokenizer)
     tasks = work["tasks"]
