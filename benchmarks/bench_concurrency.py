@@ -10,7 +10,7 @@ other rollouts are idle, waiting for the engine. Printed:
    run of `--trace` rollouts under `tracemalloc`, the Python heap per rollout, the bytes of the messages each holds,
    and the largest contributors (file:line);
 3. what limits it further: the engine's connection pool at `--pools` sizes (each a batch with that many requests in
-   flight against a server that holds each answer 2 s): where it breaks and why (file descriptors, ports).
+   flight at once against a server that holds each answer `--pool-hold` seconds): where it breaks and why.
 About 5 minutes for 65,000 rollouts x 2 turns on this 2-core VM.
 """
 
@@ -211,13 +211,20 @@ async def traced(url: str, tok, args) -> None:
 
 async def pools(tok, args, ids: Path) -> None:
     """Requests in flight at once through one engine: where the connection pool breaks, and why."""
-    print("\n## the engine's connection pool: requests in flight at once (each answer held 2 s by the server)")
-    print("| pool | rollouts | errors | first error |")
-    print("| ---: | ---: | ---: | --- |")
-    with InstantServer(ids, delay_s=2.0) as url:
+    hold = args.pool_hold
+    print(
+        f"\n## the engine's connection pool: requests in flight at once (each answer held {hold:g} s by the server, "
+        "longer than admitting them all takes)"
+    )
+    print("| pool | rollouts | wall s | errors | first error |")
+    print("| ---: | ---: | ---: | ---: | --- |")
+    with InstantServer(ids, delay_s=hold) as url:
         for pool in [int(x) for x in args.pools.split(",")]:
             run = await one_run(url, tok, pool, 1, pool)
-            print(f"| {pool:,} | {pool:,} | {run['errors']} | {run['first_error'][:140]} |", flush=True)
+            print(
+                f"| {pool:,} | {pool:,} | {run['wall_s']:.1f} | {run['errors']} | {run['first_error'][:140]} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
@@ -226,5 +233,6 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=2)
     parser.add_argument("--pool", type=int, default=64, help="the engine's max_concurrency (connections)")
     parser.add_argument("--trace", type=int, default=8_192, help="rollouts in the tracemalloc run (0: skip)")
-    parser.add_argument("--pools", default="1024,8192,19000,24000", help="pool sizes to probe (empty: skip)")
+    parser.add_argument("--pools", default="1024,19000,24000", help="pool sizes to probe (empty: skip)")
+    parser.add_argument("--pool-hold", type=float, default=20.0, help="seconds the server holds each answer")
     asyncio.run(main(parser.parse_args()))
