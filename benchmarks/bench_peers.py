@@ -51,14 +51,15 @@ PEERS = [
     ),
     Peer(
         "trl",
-        unavailable="TRL 1.16's tool loop (GRPOTrainer(tools=..., environment_factory=...)) runs inside the trainer's "
-        "generation step and talks to `trl vllm-serve` (its own /generate/ protocol), not to an OpenAI-compatible "
-        "server: see docs/performance.md#against-the-peers",
+        unavailable="TRL 1.16's tool loop is a method of GRPOTrainer (`_tool_call_loop`), run inside the training "
+        "step's generation, one batch in lockstep: it needs a constructed trainer with its policy model, and its server "
+        "client (`VLLMClient`, /v1/completions) refuses to start unless `vllm` imports in the trainer's process; its "
+        "bridge code is compared in the fidelity section: see docs/performance.md#against-the-peers",
     ),
     Peer(
         "nemo-gym",
-        unavailable="nemo-gym 0.7.0 requires Python >= 3.13.14 (its wheel's Requires-Python); this machine has "
-        "Python 3.11 and no registry it reaches ships a 3.13 interpreter",
+        unavailable="nemo-gym 0.7.0 requires Python >= 3.13.14 (its wheel's Requires-Python; 0.5-0.7 all do); the "
+        "newest interpreter here is 3.13.0 (pyenv) and no registry this machine reaches ships a newer one",
     ),
 ]
 INSTANT_EPISODES = {1: 24, 64: 256, 1024: 1024}
@@ -110,6 +111,8 @@ def rounds_of(peers: list[tuple[Peer, str]], levels: dict[int, int], rounds: int
                 row = run(peer, python, level, peer.episodes.get(level, episodes))
                 rows.setdefault((peer.name, level), []).append(row)
                 note = row.get("failed") or f"{row['turns']} turns in {row['wall_s']:.1f} s, {row['errors']} errors"
+                if row.get("first_error"):
+                    note += f" (first: {row['first_error'][:200]})"
                 print(f"  round {r + 1} conc {level:>5} {peer.name:<10} {note}", file=sys.stderr, flush=True)
     return rows
 
