@@ -33,14 +33,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
-from servers import InstantServer  # noqa: E402
-from workload import write_instant_ids  # noqa: E402
+from servers import InstantServer  # noqa: E402 - after sys.path holds peers/
+from workload import write_instant_ids  # noqa: E402 - after sys.path holds peers/
 
-from rollgym import Limits, Policy, SamplingParams, run_rollouts  # noqa: E402
-from rollgym.engines.vllm_server import VLLMServerEngine  # noqa: E402
-from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402
-from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer  # noqa: E402
-from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402
+from rollgym import Limits, Policy, SamplingParams, run_rollouts  # noqa: E402 - after sys.path holds peers/
+from rollgym.engines.vllm_server import VLLMServerEngine  # noqa: E402 - after sys.path holds peers/
+from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402 - after sys.path holds peers/
+from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer  # noqa: E402 - after sys.path holds peers/
+from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402 - after sys.path holds peers/
 
 
 def rss_kib() -> int:
@@ -55,25 +55,31 @@ class Watched(CalculatorEnv):
 
     arrived = 0
     expected = 0
+    ended_early = 0  # rollouts that ended (an error) before reaching the barrier: they never arrive
     on_all_alive = None
     released: asyncio.Event | None = None
+
+    @classmethod
+    def check(cls) -> None:
+        """Release the barrier once every rollout has arrived or ended without arriving."""
+        assert cls.released is not None
+        if cls.released.is_set() or cls.arrived + cls.ended_early < cls.expected:
+            return
+        MEASURING[0] += 1  # the lag probe leaves out this pause: it is the benchmark's, not rollgym's
+        gc.collect()
+        if cls.on_all_alive is not None:
+            cls.on_all_alive()
+        MEASURING[0] += 1
+        cls.released.set()
 
     async def astep(self, action):
         cls = type(self)
         if not getattr(self, "_passed", False):
             self._passed = True
             cls.arrived += 1
-            if cls.arrived == cls.expected:
-                MEASURING[0] += 1  # the lag probe leaves out this pause: it is the benchmark's, not rollgym's
-                gc.collect()
-                if cls.on_all_alive is not None:
-                    cls.on_all_alive()
-                MEASURING[0] += 1
-                assert cls.released is not None
-                cls.released.set()
-            else:
-                assert cls.released is not None
-                await cls.released.wait()
+            cls.check()
+            assert cls.released is not None
+            await cls.released.wait()
         return await super().astep(action)
 
 
@@ -90,7 +96,7 @@ async def lag_probe(stop: asyncio.Event, out: list[float]) -> None:
 
 
 async def one_run(url: str, tok, n: int, turns: int, pool: int, on_all_alive=None) -> dict:
-    Watched.arrived, Watched.expected, Watched.on_all_alive = 0, n, on_all_alive
+    Watched.arrived, Watched.ended_early, Watched.expected, Watched.on_all_alive = 0, 0, n, on_all_alive
     Watched.released = asyncio.Event()
     engine = VLLMServerEngine(url, max_concurrency=pool, max_retries=0, timeout_s=3600)
     seen = {"turns": 0, "errors": 0, "first": ""}
@@ -100,6 +106,10 @@ async def one_run(url: str, tok, n: int, turns: int, pool: int, on_all_alive=Non
         if r.error is not None:
             seen["errors"] += 1
             seen["first"] = seen["first"] or f"{r.error.type}: {r.error.message}"[:300]
+        assert Watched.released is not None
+        if not Watched.released.is_set():  # it ended before the barrier opened, so it never arrived there
+            Watched.ended_early += 1
+            Watched.check()
 
     lags: list[float] = []
     stop = asyncio.Event()
@@ -151,20 +161,26 @@ async def main(args) -> None:
         f"{time.strftime('%Y-%m-%d %H:%M')}"
     )
     with InstantServer(ids) as url:
-        await one_run(url, tok, 256, args.turns, args.pool)  # warm-up: imports, recipes, the pool
-        gc.collect()
-        base = rss_kib()
-        at_peak: dict = {}
-        run = await one_run(
-            url, tok, args.rollouts, args.turns, args.pool, on_all_alive=lambda: at_peak.setdefault("rss", rss_kib())
-        )
-        per_rollout = (at_peak.get("rss", rss_kib()) - base) / args.rollouts
-        print(f"\n## {args.rollouts:,} concurrent rollouts x {args.turns} turns, engine pool {args.pool}")
-        print(json.dumps(run))
-        print(
-            f"RSS with all {args.rollouts:,} alive: +{per_rollout:.1f} KiB per rollout "
-            f"(peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)"
-        )
+        if args.rollouts:  # 0: only the trace and pool runs
+            await one_run(url, tok, 256, args.turns, args.pool)  # warm-up: imports, recipes, the pool
+            gc.collect()
+            base = rss_kib()
+            at_peak: dict = {}
+            run = await one_run(
+                url,
+                tok,
+                args.rollouts,
+                args.turns,
+                args.pool,
+                on_all_alive=lambda: at_peak.setdefault("rss", rss_kib()),
+            )
+            per_rollout = (at_peak.get("rss", rss_kib()) - base) / args.rollouts
+            print(f"\n## {args.rollouts:,} concurrent rollouts x {args.turns} turns, engine pool {args.pool}")
+            print(json.dumps(run))
+            print(
+                f"RSS with all {args.rollouts:,} alive: +{per_rollout:.1f} KiB per rollout "
+                f"(peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)"
+            )
         if args.trace:
             await traced(url, tok, args)
         if args.pools:
@@ -229,7 +245,7 @@ async def pools(tok, args, ids: Path) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rollouts", type=int, default=65_000)
+    parser.add_argument("--rollouts", type=int, default=65_000, help="0: skip the main run")
     parser.add_argument("--turns", type=int, default=2)
     parser.add_argument("--pool", type=int, default=64, help="the engine's max_concurrency (connections)")
     parser.add_argument("--trace", type=int, default=8_192, help="rollouts in the tracemalloc run (0: skip)")

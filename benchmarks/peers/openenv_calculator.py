@@ -44,7 +44,7 @@ class CalculatorEnvironment(Environment):
         self.task, self.submitted = dict(kwargs.get("task") or {}), None
         return CalculatorObservation(messages=[{"role": "user", "content": self.task.get("question", "")}])
 
-    def step(self, action: CalculatorAction, timeout_s=None, **kwargs: Any) -> CalculatorObservation:  # type: ignore[override]
+    def step(self, action: CalculatorAction, timeout_s=None, **kwargs: Any) -> CalculatorObservation:  # type: ignore[override] - OpenEnv's base step takes any Action
         self._state.step_count += 1
         messages = []
         for call in action.tool_calls:
