@@ -52,9 +52,9 @@ PEERS = [
     Peer(
         "trl",
         unavailable="TRL 1.16's tool loop is a method of GRPOTrainer (`_tool_call_loop`), run inside the training "
-        "step's generation, one batch in lockstep: it needs a constructed trainer with its policy model, and its server "
-        "client (`VLLMClient`, /v1/completions) refuses to start unless `vllm` imports in the trainer's process; its "
-        "bridge code is compared in the fidelity section: see docs/performance.md#against-the-peers",
+        "step's generation, one batch in lockstep: it needs a constructed trainer with its policy model, and its "
+        "server client (`VLLMClient`, /v1/completions) refuses to start unless `vllm` imports in the trainer's "
+        "process; its bridge code is compared in the fidelity section: see docs/performance.md#against-the-peers",
     ),
     Peer(
         "nemo-gym",
