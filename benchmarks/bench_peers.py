@@ -136,6 +136,16 @@ def fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
+def rows_that_ran(rows: dict, peer: Peer, level: int, blank_cells: int) -> list[dict]:
+    """A framework's rounds that produced a result; when none did, its table row says why and the list is empty."""
+    got = rows.get((peer.name, level), [])
+    ok = [r for r in got if "failed" not in r]
+    if not ok:
+        why = got[0]["failed"] if got else peer.unavailable
+        print(f"| {peer.name} | | {level} | did not run: {why[:160]} |" + " |" * blank_cells)
+    return ok
+
+
 def instant_table(rows: dict, peers: list[Peer], levels) -> None:
     print("\n## Framework cost: instant server, 8 turns per episode (medians of the rounds; ratio = x rollgym's)")
     print(
@@ -147,11 +157,8 @@ def instant_table(rows: dict, peers: list[Peer], levels) -> None:
     cpt = lambda r: 1e3 * r["cpu_s"] / max(r["turns"], 1)  # noqa: E731 - a one-line key for the table
     for level in levels:
         for peer in peers:
-            got = rows.get((peer.name, level), [])
-            ok = [r for r in got if "failed" not in r]
+            ok = rows_that_ran(rows, peer, level, blank_cells=6)
             if not ok:
-                why = got[0]["failed"] if got else peer.unavailable
-                print(f"| {peer.name} | | {level} | did not run: {why[:160]} | | | | | | |")
                 continue
             peak = max(r["rss_peak_kib"] + r.get("helper_peak_kib", 0) for r in ok)
             per = median(
@@ -172,11 +179,8 @@ def vllm_table(rows: dict, peers: list[Peer], levels) -> None:
     tok = lambda r: r["sampled"] / r["wall_s"]  # noqa: E731 - a one-line key for the table
     for level in levels:
         for peer in peers:
-            got = rows.get((peer.name, level), [])
-            ok = [r for r in got if "failed" not in r]
+            ok = rows_that_ran(rows, peer, level, blank_cells=4)
             if not ok:
-                why = got[0]["failed"] if got else peer.unavailable
-                print(f"| {peer.name} | | {level} | did not run: {why[:160]} | | | | |")
                 continue
             print(
                 f"| {peer.name} | {ok[0]['version']} | {level} | {fmt(median(ok, tok), '.1f')} | "
