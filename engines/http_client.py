@@ -5,6 +5,9 @@ aiohttp's ~0.5-0.8 ms (benchmarks/bench_engines.py; encode/httpx#3215). Connecti
 5xx are retried with jittered exponential backoff (generation has no side effects, so a repeat is
 safe); other 4xx raise at once with the server's own message; a read timeout is not retried.
 Errors are rollgym's `EngineError` subclasses, prefixed with the owner's name.
+Bodies are encoded and decoded with orjson: a token-in/token-out request carries the whole prompt as ids and vLLM
+echoes them back, and the standard library's json spent ~0.3 ms of CPU per turn on those lists
+(benchmarks/bench_peers.py); an answer orjson refuses (a bare NaN, which vLLM can write) is read by json instead.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import random
 from typing import Any
 
 import aiohttp
+import orjson
 
 from rollgym.engines.errors import (
     BadRequestError,
@@ -36,6 +40,23 @@ _RETRY_EXCEPTIONS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_BACKOFF_S = 1.0
 DEFAULT_MAX_BACKOFF_S = 30.0
+
+
+_JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def encode_body(body: dict[str, Any] | None) -> bytes | None:
+    """The request body as JSON bytes (None for a request without one)."""
+    return None if body is None else orjson.dumps(body)
+
+
+def decode_body(raw: bytes) -> Any:
+    """A JSON answer; `ValueError` when it is not JSON. A bare NaN/Infinity (not JSON, but written by Python
+    servers) is read as a float, as the standard library does, so output validation can name it."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
 
 
 def error_message(text: str) -> str:
@@ -105,14 +126,16 @@ class RetryingJsonClient:
         """Send one request (retrying transient failures) and return the decoded JSON answer."""
         url = self.base_url + path
         session = self._session_for_loop()
+        data = encode_body(body)
+        headers = _JSON_HEADERS if data is not None else None
         last = ""
         for attempt in range(self.max_retries + 1):
             if attempt:
                 await asyncio.sleep(self._backoff(attempt - 1))
             try:
-                async with session.request(method, url, json=body) as response:
+                async with session.request(method, url, data=data, headers=headers) as response:
                     status = response.status
-                    text = await response.text()
+                    raw = await response.read()
             except aiohttp.ConnectionTimeoutError as exc:
                 last = f"connect timeout ({exc!r})"
                 continue
@@ -127,16 +150,18 @@ class RetryingJsonClient:
             except aiohttp.ClientError as exc:
                 raise EngineError(f"{self.owner}: HTTP error talking to {url}: {exc!r}") from None
             if status >= 500 or status == 429:
-                last = f"HTTP {status}: {error_message(text)}"
+                last = f"HTTP {status}: {error_message(raw.decode(errors='replace'))}"
                 continue
             if status >= 400:
-                message = error_message(text)
+                message = error_message(raw.decode(errors="replace"))
                 error = ContextOverflowError if is_context_overflow(message) else BadRequestError
                 raise error(f"{self.owner}: the server rejected the request (HTTP {status}): {message}")
             try:
-                return json.loads(text)  # a bare NaN token parses to float nan; output validation reports it
+                return decode_body(raw)  # a bare NaN token parses to float nan; output validation reports it
             except ValueError:
-                raise InvalidOutputError(f"{self.owner}: {url} answered with invalid JSON: {text[:200]!r}") from None
+                raise InvalidOutputError(
+                    f"{self.owner}: {url} answered with invalid JSON: {raw[:200].decode(errors='replace')!r}"
+                ) from None
         tries = self.max_retries + 1
         if last.startswith("HTTP"):
             raise ServerError(f"{self.owner}: {url} failed {tries} times; last answer {last}")

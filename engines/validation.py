@@ -11,7 +11,7 @@ import operator
 import sys
 from array import array
 from collections.abc import Sequence
-from typing import TypeGuard
+from typing import TypeGuard, cast
 
 from rollgym.engines.base import Generation, SamplingParams
 from rollgym.engines.errors import BadRequestError, ContextOverflowError, InvalidOutputError
@@ -26,8 +26,8 @@ def validate_prompt(
     """Return the prompt as a list of plain ints, or raise a clear `BadRequestError`."""
     if isinstance(prompt_ids, (str, bytes, bytearray, memoryview)):
         raise BadRequestError(f"{engine}: prompt_ids must be a sequence of token ids, not {type(prompt_ids).__name__}")
-    if type(prompt_ids) is _token_ids_type():  # from a trajectory: every id is a plain int >= 0 already
-        ids = list(prompt_ids)
+    if type(prompt_ids) is _token_ids_type():  # from a trajectory: every id is a plain int >= 0 already, and the
+        ids = cast(list[int], prompt_ids)  # list is the trajectory's fresh one for this request: no copy
     else:
         if not hasattr(prompt_ids, "__len__"):  # an iterator: read it once
             prompt_ids = list(prompt_ids)

@@ -81,6 +81,12 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return summary, args
 
 
+@functools.lru_cache(maxsize=4096)
+def _shared_schema(schema_json: str) -> dict:
+    """One parsed schema per distinct tool schema, shared (see `ToolSet.schemas`)."""
+    return json.loads(schema_json)
+
+
 @functools.cache
 def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[BaseModel], str]:
     """Description, argument model and JSON schema (as JSON text) of a tool function; built once per function."""
@@ -180,7 +186,10 @@ class ToolSet:
         return cls(tools, fatal_errors)
 
     def schemas(self) -> list[dict]:
-        return [t.schema() for t in self.tools.values()]
+        """The tools' OpenAI schemas, shared by every environment with the same tools: read them, do not change them
+        in place (`Tool.schema()` gives a fresh copy). A copy per reset was the largest part of an idle rollout's
+        memory (~8 KiB of the Calculator's 27 at 65,000 rollouts, benchmarks/bench_concurrency.py)."""
+        return [_shared_schema(t._schema_json) for t in self.tools.values()]
 
     async def call(self, call: dict) -> ToolCallRecord:
         """Run one OpenAI-format tool call; never raises (fatal errors are kept in `self.fatal`)."""

@@ -225,7 +225,7 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
             traj = tokenizer.start(messages, tools)
         except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, None)) from None
-        rollout.prompt_ids = list(traj.prompt_ids)
+        rollout.prompt_ids = traj.prompt_ids  # shared, not copied: the trajectory never changes this list in place
         stop_ids = list(dict.fromkeys(tokenizer.stop_token_ids + list(sampling.stop_token_ids)))
     max_len = limits.max_model_len or getattr(engine, "max_model_len", None)
     sampled_total = 0

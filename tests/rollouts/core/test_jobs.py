@@ -46,3 +46,49 @@ def test_which_executor_a_call_gets():
     ray_executor = executor_for(workers=3)  # found by its registered name, loaded only now
     assert type(ray_executor).__name__ == "RayExecutor" and ray_executor.config.actors == 3
     assert EXECUTORS["ray"].startswith("rollgym.rollouts.integrations.ray.")
+
+
+async def test_a_large_batch_is_admitted_as_slots_free_and_the_loop_keeps_answering(tool_tok, say, monkeypatch):
+    """A batch holds at most `concurrency` rollout tasks, and admits a bounded number per turn of the event loop,
+    so other work on the loop (a timer, a server) runs while thousands of rollouts start."""
+    import asyncio
+
+    from rollgym.rollouts.core import jobs as jobs_module
+
+    monkeypatch.setattr(jobs_module, "ADMITTED_PER_TICK", 8)
+    alive, most = 0, 0
+    started: list[int] = []
+    ticks = 0
+
+    class CountedCalculator(CalculatorEnv):
+        async def setup(self, task):
+            nonlocal alive, most
+            alive += 1
+            most = max(most, alive)
+            started.append(ticks)
+            return await super().setup(task)
+
+        async def aclose(self):
+            nonlocal alive
+            alive -= 1
+            await super().aclose()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    probe = asyncio.create_task(ticker())
+    policy = Policy(engine=ScriptedEngine(lambda p, s: say.text("7")), tokenizer=tool_tok)
+    tasks = CalculatorEnv.default_tasks(40)
+    try:
+        few = await run_rollouts(CountedCalculator, tasks, policy, concurrency=5)
+        assert len(few) == 40 and all(r.error is None for r in few) and most <= 5
+        started.clear()
+        many = await run_rollouts(CountedCalculator, tasks, policy, concurrency=40)
+    finally:
+        probe.cancel()
+    assert len(many) == 40 and all(r.error is None for r in many)
+    # 40 rollouts admitted 8 per turn of the loop: the other task ran in between, so they started on >= 5 ticks
+    assert len(set(started)) >= 5, started

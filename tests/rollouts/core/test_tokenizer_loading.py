@@ -63,3 +63,30 @@ def test_a_template_that_renders_no_tool_schemas_is_refused_naming_the_shipped_o
     )
     with pytest.raises(UnsupportedFeatureError, match="renders no tool schemas.*deepseek_v3_1_tools.jinja"):
         Policy(engine=object(), tokenizer=hf)
+
+
+def test_a_generic_fast_tokenizer_loads_without_torch_and_tokenizes_as_autotokenizer():
+    """AutoTokenizer imports transformers' model configuration code and with it torch (~200 MiB per process that
+    only samples through a server); the generic fast class loads the same tokenizer without it."""
+    import subprocess
+    import sys
+
+    from transformers import AutoTokenizer
+
+    from rollgym.engines.default_model import smollm2_dir
+
+    probe = (
+        "import sys\n"
+        "from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer\n"
+        "tok = load_chat_tokenizer('smollm2-135m')\n"
+        "print('torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["False"], done.stdout + done.stderr
+
+    tok = load_chat_tokenizer("smollm2-135m")
+    auto = AutoTokenizer.from_pretrained(str(smollm2_dir()))
+    text = '<|im_start|>user\nWhat is 12 + 7?<|im_end|>\n<tool_call>{"a": 1}</tool_call>'
+    assert tok.hf.encode(text) == auto.encode(text)
+    assert tok.hf.get_vocab() == auto.get_vocab()
+    assert tok.hf.chat_template == auto.chat_template and tok.hf.all_special_ids == auto.all_special_ids
