@@ -15,6 +15,7 @@ from typing import Literal
 
 import docker
 import docker.errors
+import docker.types
 import requests.exceptions
 import urllib3.exceptions
 

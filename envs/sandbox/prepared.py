@@ -17,6 +17,7 @@ import hashlib
 import threading
 
 import docker
+import docker.errors
 
 from rollgym.envs.sandbox.models import SandboxConfig
 
@@ -35,7 +36,7 @@ _cheap: set[tuple[str, str]] = set()
 def key_of(client: docker.DockerClient, config: SandboxConfig) -> str:
     """What the prepared state depends on: the image's id (a rebuilt image is prepared again), the command, the user
     and the workdir it ran with."""
-    image_id = client.images.get(config.image).id
+    image_id = client.images.get(config.image).id or config.image  # a daemon's image always has an id
     parts = (image_id, config.prepare or "", config.user or "", config.workdir)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 

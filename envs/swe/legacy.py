@@ -66,7 +66,7 @@ def _reset_files(fmt: str, test_patch: str) -> list[str]:
     SWE-Gym's fork takes every `--- a/` path."""
     if fmt == "swe-gym":
         return re.findall(r"--- a/(.*)", test_patch)
-    from unidiff import PatchSet
+    from unidiff.patch import PatchSet
 
     sources = [f.source_file for f in PatchSet(test_patch) if f.source_file != "/dev/null"]
     return [s[2:] for s in sources if s.startswith("a/")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -154,7 +155,7 @@ def parse_tasks(source: str | Path | Iterable[dict[str, Any]]) -> list[SWETask]:
     return [parse_task(row) for row in rows]
 
 
-def with_task_file(rows: list[dict[str, Any]], path: str | Path) -> list[dict[str, Any]]:
+def with_task_file(rows: list[dict[str, Any]], path: str | os.PathLike) -> list[dict[str, Any]]:
     """The rows, each whose `env_spec.sdist` is relative noting the file it came from (`env_spec.task_file`), so
     the sdist is found next to that file from any working directory, in any process the row is sent to."""
     task_file = str(Path(path).absolute())

@@ -30,7 +30,7 @@ async def _call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
 class TRLEnvironment(Env):
     """A rollgym `Env` around one instance of a TRL-style environment class (made by `from_trl_environment`)."""
 
-    trl_factory: Callable[[], Any]
+    trl_factory: staticmethod[[], Any]  # set by from_trl_environment, a staticmethod in the class's dict
 
     def __init__(self) -> None:
         self.trl = type(self).trl_factory()

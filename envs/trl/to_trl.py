@@ -19,7 +19,9 @@ import uuid
 import weakref
 from typing import Any
 
+from rollgym.envs.core.env import Env
 from rollgym.envs.core.registry import make
+from rollgym.errors import UsageError
 
 #: JSON schema types and the Python types TRL's schema reader maps back to them.
 _PY_TYPES: dict[str, type] = {
@@ -30,6 +32,16 @@ _PY_TYPES: dict[str, type] = {
     "array": list,
     "object": dict,
 }
+
+
+def _made(env_id: str, env_kwargs: dict[str, Any]) -> Env:
+    """The rollgym environment `env_id` names, out of gymnasium's wrappers (TRL's calls drive it directly)."""
+    made = make(env_id, **env_kwargs)
+    env = made.unwrapped
+    if not isinstance(env, Env):
+        made.close()
+        raise UsageError(f"{env_id!r} makes a {type(env).__name__}, not a rollgym Env: trl_environment needs one")
+    return env
 
 
 def _method(schema: dict) -> Any:
@@ -66,7 +78,7 @@ class TRLEnvironmentBase:
     _env_kwargs: dict[str, Any] = {}
 
     def __init__(self) -> None:
-        self._env = make(self._env_id, **self._env_kwargs).unwrapped
+        self._env = _made(self._env_id, self._env_kwargs)
         self._reward: float | None = None
         weakref.finalize(self, self._env.close)  # TRL never closes an environment: release its sandbox at the end
 
@@ -99,9 +111,9 @@ class TRLEnvironmentBase:
 def trl_environment(env: str, **env_kwargs: Any) -> type[TRLEnvironmentBase]:
     """An `environment_factory` for TRL's trainers running the registered environment `env` (e.g.
     `"rollgym/SWE-v0"`, `"rollgym/Calculator-v0"`); `env_kwargs` go to its constructor."""
-    probe = make(env, **env_kwargs)
+    probe = _made(env, env_kwargs)
     try:
-        schemas = probe.unwrapped.toolset.schemas()
+        schemas = probe.toolset.schemas()
     finally:
         probe.close()
     methods = {}

@@ -15,7 +15,7 @@ from rollgym.rollouts.agents.sandboxed import SandboxedAgent
 from rollgym.rollouts.core.generate import generate
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.core.summary import RunSummary
-from rollgym.rollouts.proxy.agent import Reward
+from rollgym.rollouts.proxy.agent import Agent, Reward
 from rollgym.rollouts.proxy.agent import run_agents as run_agent_callables
 from rollgym.rollouts.proxy.store import ProxySettings
 
@@ -24,7 +24,7 @@ SANDBOXED_ENVS = ("rollgym/SWE-v0",)
 
 def resolve(
     agent: Any, env: str, reward: Reward | None, grade: bool, sandbox: dict | None, options: dict | None
-) -> tuple[Any, Reward | None]:
+) -> tuple[Agent, Reward | None]:
     """The agent to run per row, and its reward: an agent by name or spec runs in the sandbox of `env`'s task and,
     unless `grade=False` or another `reward` is given, is graded by that environment's grader."""
     resolved = as_agent(agent, sandbox=sandbox, **(options or {}))

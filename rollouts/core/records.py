@@ -85,7 +85,7 @@ class Turn(BaseModel):
 
     index: int
     prompt_len: int = Field(description="length of the prompt the engine saw for this turn")
-    resample: Resample | None = Field(None, description="this turn starts a new sample (history='template')")
+    resample: Resample | None = Field(default=None, description="this turn starts a new sample (history='template')")
     completion_ids: list[int] = Field(default_factory=list)
     logprobs: list[float] = Field(default_factory=list)
     finish_reason: str = "stop"
@@ -140,7 +140,9 @@ class Rollout(BaseModel):
     rollgym_version: str = ""
     timings: RolloutTimings = Field(default_factory=RolloutTimings)
     meta: dict[str, Any] = Field(default_factory=dict, description="provenance, e.g. the proxy session and segment")
-    history: HistoryMode = Field("keep", description="how each turn's prompt was built: keep (extend) or template")
+    history: HistoryMode = Field(
+        default="keep", description="how each turn's prompt was built: keep (extend) or template"
+    )
     history_cost: dict[str, HistoryCost] = Field(
         default_factory=dict, description="samples and tokens under each history choice ('keep', 'template')"
     )

@@ -114,7 +114,7 @@ def _build_family_tokenizer(fam: Family, **kwargs) -> ChatTokenizer:
     vocab = hf.get_vocab()
     missing = [t for t in fam.special_tokens if t not in vocab]
     if missing:
-        from tokenizers import AddedToken
+        from transformers import AddedToken  # tokenizers' own class, as transformers' annotations name it
 
         hf.add_tokens([AddedToken(t, special=True, normalized=False) for t in missing], special_tokens=True)
     if fam.bos_token:

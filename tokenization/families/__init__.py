@@ -25,7 +25,7 @@ class Family(BaseModel):
     name: str
     title: str
     reference: Reference = "template"
-    template: str | None = Field(None, description="file in rollgym/tokenization/families/templates/")
+    template: str | None = Field(default=None, description="file in rollgym/tokenization/families/templates/")
     tool_format: str = Field(description="tool-call parser name")
     vocabulary: str = Field(description="the vocabulary the tests use (see rollouts.core.vocabularies)")
     real_vocabulary: bool = Field(description="whether that vocabulary is the family's own")
@@ -36,7 +36,9 @@ class Family(BaseModel):
         default_factory=dict, description="template options that turn reasoning 'on' and 'off', when it can be"
     )
     options: dict[str, str] = Field(default_factory=dict, description="reference options (a Mistral version)")
-    call_id_format: str | None = Field(None, description="the call ids the model writes, e.g. functions.{name}:{index}")
+    call_id_format: str | None = Field(
+        default=None, description="the call ids the model writes, e.g. functions.{name}:{index}"
+    )
 
     def template_text(self) -> str:
         if self.template is None:
@@ -46,7 +48,7 @@ class Family(BaseModel):
 
 def template_text(file_name: str) -> str:
     """The text of a shipped chat template (`qwen3.jinja`, ...)."""
-    return resources.files(__package__).joinpath("templates", file_name).read_text()
+    return resources.files(__name__).joinpath("templates", file_name).read_text()
 
 
 _QWEN = ["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]

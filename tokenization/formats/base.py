@@ -160,7 +160,7 @@ class FormatTokenizer(ChatTokenizer):
             )
         return closing[0]
 
-    def _stop_cut(self, closing, last_id: int | None) -> int:
+    def _stop_cut(self, closing: IdSeq, last_id: int | None) -> int:
         """1 when the model ended its turn itself (a stop id) and the closing starts with the message end that
         turn already has (Harmony's `<|end|>` after a sampled `<|call|>` or `<|return|>`), else 0."""
         stopped = last_id is not None and last_id in self.stop_token_ids

@@ -143,12 +143,13 @@ class MistralCodec:
 
     def completion_ids(self, message: dict, tools, **options) -> list[int]:
         """The assistant turn as the model writes it, through `</s>`."""
+        from mistral_common.tokens.tokenizers.instruct import InstructTokenizerBase
+
         try:
-            return list(
-                self._tokenizer.instruct_tokenizer.encode_assistant_message(
-                    self._assistant(message), is_before_last_user_message=False
-                )
-            )
+            instruct = self._tokenizer.instruct_tokenizer
+            if not isinstance(instruct, InstructTokenizerBase):  # every versioned one is; the abstract base has none
+                raise TemplateError(f"{type(instruct).__name__} cannot encode an assistant turn")
+            return list(instruct.encode_assistant_message(self._assistant(message), is_before_last_user_message=False))
         except TemplateError:
             raise
         except Exception as exc:

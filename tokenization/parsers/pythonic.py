@@ -32,7 +32,9 @@ def _literal(node: ast.AST) -> Any:
     if isinstance(node, ast.Dict) and None not in node.keys:
         return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]  # keys checked not None above
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        return -node.operand.value
+        value = node.operand.value
+        if isinstance(value, (int, float, complex)):  # a negative number; `-"a"` is no literal
+            return -value
     raise _NotLiteral(ast.dump(node)[:80])
 
 

@@ -12,7 +12,7 @@ import asyncio
 import threading
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from rollgym.engines.versioned import VersionedEngine
 from rollgym.engines.weights import WeightsSnapshot, WeightsState, WeightsVersion
@@ -70,7 +70,7 @@ class Mirror(WeightsVersion):
     def _refresh(self) -> None:
         import ray
 
-        snap = ray.get(self._board.get.remote())
+        snap = cast("WeightsSnapshot | None", ray.get(self._board.get.remote()))  # what VersionBoard.get returns
         if snap is not None:
             self.apply(snap)
 

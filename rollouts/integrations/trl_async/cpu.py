@@ -25,6 +25,7 @@ def patch_async_grpo_for_cpu() -> bool:
     import torch
     from transformers import AttentionInterface
     from trl.experimental.async_grpo import async_grpo_trainer, packing
+    from trl.trainer import utils as trl_utils
 
     from rollgym.rollouts.integrations.trl_async.tree_attention import cpu_tree_attention
 
@@ -33,7 +34,7 @@ def patch_async_grpo_for_cpu() -> bool:
     if getattr(async_grpo_trainer, _PATCHED, False):
         return True
     trl_register = packing.register_tree_attention
-    trl_peak_flops = async_grpo_trainer.get_peak_flops_per_device
+    trl_peak_flops = trl_utils.get_peak_flops_per_device  # the function the trainer imports from there
 
     @functools.wraps(trl_register)
     def register() -> None:
@@ -45,7 +46,7 @@ def patch_async_grpo_for_cpu() -> bool:
         return trl_peak_flops(accelerator, dtype) if accelerator.device.type == "cuda" else None
 
     # TRL's module globals, replaced on purpose (the trainer looks both up when it is built)
-    async_grpo_trainer.register_tree_attention = register  # pyright: ignore[reportAttributeAccessIssue]  # replaced on purpose (above)
-    async_grpo_trainer.get_peak_flops_per_device = peak_flops  # pyright: ignore[reportAttributeAccessIssue]  # replaced on purpose (above)
+    async_grpo_trainer.register_tree_attention = register  # pyright: ignore[reportPrivateImportUsage]  # replaced on purpose (above)
+    async_grpo_trainer.get_peak_flops_per_device = peak_flops  # pyright: ignore[reportPrivateImportUsage]  # replaced on purpose (above)
     setattr(async_grpo_trainer, _PATCHED, True)
     return True

@@ -24,7 +24,7 @@ class Envs:
 
     @classmethod
     def build(cls, env: Any, env_kwargs: dict | None) -> Envs:
-        named = dict(env) if isinstance(env, dict) else {None: env}
+        named: dict[str | None, Any] = dict(env) if isinstance(env, dict) else {None: env}
         return cls({k: env_factory_for(v, **(env_kwargs or {})) for k, v in named.items()}, named)
 
     def key(self, task: dict) -> str | None:
@@ -33,6 +33,6 @@ class Envs:
         name = task.get(ENV_FIELD)
         if name not in self.factories:
             raise UsageError(
-                f"task {task_id_of(task)!r} names environment {name!r}; the worker has {sorted(self.factories)}"
+                f"task {task_id_of(task)!r} names environment {name!r}; the worker has {sorted(str(k) for k in self.factories)}"
             )
         return name

@@ -53,6 +53,6 @@ async def score_group(
         per_func[reward_name(func)] = [None if v is None else float(v) for v in values]
     totals: list[float | None] = []
     for i in range(len(rollouts)):
-        got = [values[i] for values in per_func.values() if values[i] is not None]
+        got = [v for v in (values[i] for values in per_func.values()) if v is not None]
         totals.append(sum(got) if got else None)
     return totals, per_func

@@ -14,6 +14,7 @@ import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.envs.trl.protocol import tool_names
+from rollgym.errors import UsageError
 from rollgym.limits import Limits
 from rollgym.rollouts.core.batch import run_rollouts
 from rollgym.rollouts.core.policy import Policy
@@ -104,6 +105,11 @@ def test_a_rollgym_environment_as_trl_s_environment_factory():
     assert "Submitted" in env.submit(answer=task["answer"]) and env.get_reward() == 1.0
     env.reset(**task)  # TRL reuses an instance: a new episode
     assert env.get_reward() == 0.0  # nothing submitted yet: the environment's own score of its state
+
+
+def test_a_plain_gymnasium_environment_is_refused_by_name():
+    with pytest.raises(UsageError, match="'CartPole-v1' makes a CartPoleEnv, not a rollgym Env"):
+        rg.trl_environment("CartPole-v1")
 
 
 @pytest.mark.slow  # builds a real GRPOTrainer (the model loaded)
