@@ -93,6 +93,11 @@ def _stale_seen(out: Path) -> bool:
     return path.exists() and any(r.meta["async"].get("staleness") == 1 for r in read_rollouts(path))
 
 
+def _all_in_flight(worker, n: int) -> bool:
+    live = list(worker._producer.live.values()) if worker._producer is not None else []
+    return len(live) == n and all(item.holder for item in live)
+
+
 def _drain(q: queue.Queue) -> list[dict]:
     items = []
     while not q.empty():
@@ -216,7 +221,9 @@ def test_stopping_releases_every_environment_and_writes_the_rollouts_in_flight(t
     worker = _worker(tool_tok, say, env=counted, delay_s=0.3, turns=3, first=first, out=tmp_path)
     worker.start()
     assert first.wait(10)
-    time.sleep(0.5)
+    deadline = time.time() + 20  # every rollout of the two groups under way (a loaded machine starts them late)
+    while time.time() < deadline and not _all_in_flight(worker, 4):
+        time.sleep(0.05)
     started = time.time()
     worker.stop()  # what TRL's trainer does when training ends or crashes (its `finally`)
     assert time.time() - started < 10
