@@ -125,7 +125,7 @@ class Policy:
         (the asynchronous worker's version stamping, `rollouts.integrations.ray.versions`)."""
         copy = object.__new__(Policy)
         copy.__dict__.update(self.__dict__)
-        copy._wrapper, copy._wrapped = wrapper, None
+        copy._engine, copy._wrapper, copy._wrapped = self._given_engine, wrapper, None  # builds its own engine
         return copy
 
     @property

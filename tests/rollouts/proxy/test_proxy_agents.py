@@ -6,19 +6,11 @@ import json
 
 import openai
 import pytest
+from proxy_support import two_call_agent as sync_agent
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.rollouts.core.policy import Policy
 from rollgym.rollouts.integrations.trl import agent_rollout_func
-
-
-def sync_agent(row, base_url, api_key):
-    client = openai.OpenAI(base_url=base_url, api_key=api_key or "x", max_retries=0)
-    msgs = [{"role": "user", "content": row["question"]}]
-    for _ in range(2):
-        out = client.chat.completions.create(model="m", messages=msgs)
-        msgs += [out.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "again"}]
-    return out.choices[0].message.content
 
 
 async def async_agent(row, base_url, api_key):

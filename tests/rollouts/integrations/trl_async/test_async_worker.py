@@ -324,19 +324,9 @@ def test_sigterm_stops_training_as_ctrl_c_does(tmp_path):
     assert stopped and any(r["turns"] for r in stopped)
 
 
-def _agent(row, base_url, api_key):
-    """A black-box agent: the real openai client, two calls on its own session of the recording proxy."""
-    import openai
-
-    client = openai.OpenAI(base_url=base_url, api_key=api_key or "x", max_retries=0)
-    messages = [{"role": "user", "content": row["question"]}]
-    for _ in range(2):
-        out = client.chat.completions.create(model="m", messages=messages)
-        messages += [out.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "sure?"}]
-    return out.choices[0].message.content
-
-
 def test_a_black_box_agent_through_the_proxy_gives_versioned_token_exact_samples(tool_tok, say, tmp_path):
+    from proxy_support import two_call_agent
+
     from rollgym.rollouts.agents.jobs import AgentJobs
 
     answers = {t["question"]: str(t["answer"]) for t in TASKS}
@@ -351,7 +341,7 @@ def test_a_black_box_agent_through_the_proxy_gives_versioned_token_exact_samples
     policy = rg.Policy(engine=ScriptedEngine(sample, delay_s=0.05, logprob=-0.25), tokenizer=tool_tok)
     worker = rg.AsyncRolloutWorker(
         "rollgym/Calculator-v0", policy, tasks=TASKS, num_generations=2, concurrency=2, out=tmp_path,
-        job_runner=AgentJobs(_agent, reward=reward),
+        job_runner=AgentJobs(two_call_agent, reward=reward),
     )  # fmt: skip
     worker.start()
     try:
