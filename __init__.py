@@ -14,6 +14,7 @@ Layers (docs/concepts.md#layers): `rollgym.tokenization`, `rollgym.envs`, `rollg
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from rollgym.errors import (
@@ -28,14 +29,15 @@ from rollgym.errors import (
 )
 from rollgym.version import __version__
 
-#: public name -> module that defines it (imported on first access)
+#: public name -> module that defines it (imported on first use)
 _LAZY = {
     # models and sampling
-    "Policy": "rollgym.rollouts.core.policy",
-    "model_dir": "rollgym.rollouts.core.policy",
+    "Policy": "rollgym.rollouts.policy",
+    "model_dir": "rollgym.rollouts.policy",
     "Limits": "rollgym.limits",
     "SamplingParams": "rollgym.engines.base",
     "ChatTokenizer": "rollgym.tokenization",
+    "WeightsVersion": "rollgym.engines.weights",
     # environments
     "Env": "rollgym.envs",
     "tool": "rollgym.envs",
@@ -45,46 +47,52 @@ _LAZY = {
     "StepInfo": "rollgym.envs",
     "ToolCallRecord": "rollgym.envs",
     "swe_reward": "rollgym.envs.swe",
-    "trl_environment": "rollgym.envs.trl",
-    "from_trl_environment": "rollgym.envs.trl",
     # rollouts and records
-    "rollout": "rollgym.rollouts.core.loop",
-    "run_rollouts": "rollgym.rollouts.core.batch",
-    "generate": "rollgym.rollouts.core.generate",
-    "load_tasks": "rollgym.rollouts.core.tasks",
-    "Rollout": "rollgym.rollouts.core.records",
-    "Turn": "rollgym.rollouts.core.records",
-    "ErrorRecord": "rollgym.rollouts.core.records",
-    "read_rollouts": "rollgym.rollouts.core.output",
-    "is_infra_failure": "rollgym.rollouts.core.output",
-    "summarize": "rollgym.rollouts.core.summary",
-    "RunSummary": "rollgym.rollouts.core.summary",
-    "write_viewer": "rollgym.rollouts.view",
+    "rollout": "rollgym.rollouts.loop",
+    "run_rollouts": "rollgym.rollouts.batch",
+    "generate": "rollgym.rollouts.generate",
+    "load_tasks": "rollgym.rollouts.tasks",
+    "Rollout": "rollgym.rollouts.records",
+    "Turn": "rollgym.rollouts.records",
+    "ErrorRecord": "rollgym.rollouts.records",
+    "read_rollouts": "rollgym.rollouts.output",
+    "is_infra_failure": "rollgym.rollouts.output",
+    "summarize": "rollgym.rollouts.summary",
+    "RunSummary": "rollgym.rollouts.summary",
+    "write_viewer": "rollgym.view",
     # agents
-    "RecordingProxy": "rollgym.rollouts.proxy",
-    "CommandAgent": "rollgym.rollouts.agents",
-    "run_agents": "rollgym.rollouts.agents.run",
-    "AgentSpec": "rollgym.rollouts.agents",
-    "register_agent": "rollgym.rollouts.agents",
-    # trainers
-    "make_rollout_func": "rollgym.rollouts.integrations.trl",
-    "agent_rollout_func": "rollgym.rollouts.integrations.trl",
-    "policy_from_trainer": "rollgym.rollouts.integrations.trl",
-    "env_reward": "rollgym.rollouts.integrations.trl",
-    "component_reward": "rollgym.rollouts.integrations.trl",
-    "patch_trl_for_vllm_cpu": "rollgym.rollouts.integrations.trl_vllm_cpu",
-    # asynchronous RL (TRL's AsyncGRPOTrainer)
-    "AsyncRolloutWorker": "rollgym.rollouts.integrations.trl_async.worker",
-    "AsyncRolloutConfig": "rollgym.rollouts.integrations.trl_async.config",
-    "VLLMServerWeightTransfer": "rollgym.rollouts.integrations.trl_async.weight_transfer",
-    "WeightsVersion": "rollgym.engines.weights",
-    "patch_async_grpo_for_cpu": "rollgym.rollouts.integrations.trl_async.cpu",
+    "RecordingProxy": "rollgym.proxy",
+    "CommandAgent": "rollgym.agents",
+    "run_agents": "rollgym.agents.run",
+    "AgentSpec": "rollgym.agents",
+    "register_agent": "rollgym.agents",
+    # trainers: TRL's rollout_func here; everything else TRL is `rg.trl.<name>`
+    "make_rollout_func": "rollgym.integrations.trl.rollout_func",
 }
+#: public subpackages, imported on first use: `rg.trl.make_rollout_func`, ...
+_SUBPACKAGES = {"trl": "rollgym.integrations.trl"}
 _RENAMED = {"register": ("rollgym.envs", "register_env")}
+#: old front-door names tied to one trainer: they still work, with a DeprecationWarning naming their new home
+_MOVED = {
+    **{
+        name: f"rollgym.trl.{name}"
+        for name in (
+            "agent_rollout_func",
+            "policy_from_trainer",
+            "env_reward",
+            "component_reward",
+            "trl_environment",
+            "from_trl_environment",
+            "AsyncRolloutWorker",
+            "AsyncRolloutConfig",
+            "VLLMServerWeightTransfer",
+        )
+    },
+    "patch_trl_for_vllm_cpu": "rollgym.integrations.trl.cpu_vllm.patch_trl_for_vllm_cpu",
+    "patch_async_grpo_for_cpu": "rollgym.integrations.trl.cpu_async.patch_async_grpo_for_cpu",
+}
 
 __all__ = [
-    "AsyncRolloutConfig",
-    "AsyncRolloutWorker",
     "ChatTokenizer",
     "EngineError",
     "Env",
@@ -106,26 +114,18 @@ __all__ = [
     "ToolCallRecord",
     "Turn",
     "UsageError",
-    "VLLMServerWeightTransfer",
     "WeightsVersion",
     "WorkerError",
     "__version__",
-    "agent_rollout_func",
     "AgentSpec",
     "register_agent",
     "check_env",
-    "component_reward",
-    "env_reward",
-    "from_trl_environment",
     "generate",
     "is_infra_failure",
     "load_tasks",
     "make",
     "make_rollout_func",
     "model_dir",
-    "patch_async_grpo_for_cpu",
-    "patch_trl_for_vllm_cpu",
-    "policy_from_trainer",
     "read_rollouts",
     "register",
     "rollout",
@@ -134,18 +134,27 @@ __all__ = [
     "summarize",
     "swe_reward",
     "tool",
-    "trl_environment",
+    "trl",
     "write_viewer",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    """The public names, imported on first use."""
+    """The public names, imported on first use; a moved name warns once per use and names its new home."""
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(_SUBPACKAGES[name])
     elif name in _RENAMED:
         module, attr = _RENAMED[name]
         value = getattr(importlib.import_module(module), attr)
+    elif name in _MOVED:
+        new = _MOVED[name]
+        warnings.warn(
+            f"rollgym.{name} moved: use {new} (the old name will be removed)", DeprecationWarning, stacklevel=2
+        )
+        module = "rollgym.integrations.trl" if new.startswith("rollgym.trl.") else new.rpartition(".")[0]
+        return getattr(importlib.import_module(module), name)  # not cached: every use of the old name warns
     else:
         raise AttributeError(f"module 'rollgym' has no attribute {name!r}")
     globals()[name] = value  # later lookups skip this function
@@ -157,35 +166,24 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names above load lazily
+    from rollgym.agents import AgentSpec, CommandAgent, register_agent
+    from rollgym.agents.run import run_agents
     from rollgym.engines.base import SamplingParams
     from rollgym.engines.weights import WeightsVersion
     from rollgym.envs import Env, ResetInfo, StepInfo, ToolCallRecord, check_env, make, tool
     from rollgym.envs import register_env as register
     from rollgym.envs.swe import swe_reward
-    from rollgym.envs.trl import from_trl_environment, trl_environment
+    from rollgym.integrations import trl
+    from rollgym.integrations.trl.rollout_func import make_rollout_func
     from rollgym.limits import Limits
-    from rollgym.rollouts.agents import AgentSpec, CommandAgent, register_agent
-    from rollgym.rollouts.agents.run import run_agents
-    from rollgym.rollouts.core.batch import run_rollouts
-    from rollgym.rollouts.core.generate import generate
-    from rollgym.rollouts.core.loop import rollout
-    from rollgym.rollouts.core.output import is_infra_failure, read_rollouts
-    from rollgym.rollouts.core.policy import Policy, model_dir
-    from rollgym.rollouts.core.records import ErrorRecord, Rollout, Turn
-    from rollgym.rollouts.core.summary import RunSummary, summarize
-    from rollgym.rollouts.core.tasks import load_tasks
-    from rollgym.rollouts.integrations.trl import (
-        agent_rollout_func,
-        component_reward,
-        env_reward,
-        make_rollout_func,
-        policy_from_trainer,
-    )
-    from rollgym.rollouts.integrations.trl_async.config import AsyncRolloutConfig
-    from rollgym.rollouts.integrations.trl_async.cpu import patch_async_grpo_for_cpu
-    from rollgym.rollouts.integrations.trl_async.weight_transfer import VLLMServerWeightTransfer
-    from rollgym.rollouts.integrations.trl_async.worker import AsyncRolloutWorker
-    from rollgym.rollouts.integrations.trl_vllm_cpu import patch_trl_for_vllm_cpu
-    from rollgym.rollouts.proxy import RecordingProxy
-    from rollgym.rollouts.view import write_viewer
+    from rollgym.proxy import RecordingProxy
+    from rollgym.rollouts.batch import run_rollouts
+    from rollgym.rollouts.generate import generate
+    from rollgym.rollouts.loop import rollout
+    from rollgym.rollouts.output import is_infra_failure, read_rollouts
+    from rollgym.rollouts.policy import Policy, model_dir
+    from rollgym.rollouts.records import ErrorRecord, Rollout, Turn
+    from rollgym.rollouts.summary import RunSummary, summarize
+    from rollgym.rollouts.tasks import load_tasks
     from rollgym.tokenization import ChatTokenizer
+    from rollgym.view import write_viewer

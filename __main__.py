@@ -1,6 +1,6 @@
 """`python -m rollgym`: the command line."""
 
-from rollgym.rollouts.cli import main
+from rollgym.cli import main
 
 if __name__ == "__main__":
     main()

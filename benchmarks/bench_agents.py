@@ -38,9 +38,9 @@ class FirstRequest:
 
 def _host_run(spec, row, base_url: str) -> None:
     """The agent as a host subprocess (how the examples ran it before agents moved into sandboxes)."""
+    from rollgym.agents import AgentRun
     from rollgym.envs.swe import SWETask, checkout_task
     from rollgym.envs.swe.checkout import GIT_IDENTITY
-    from rollgym.rollouts.agents import AgentRun
 
     task = SWETask.model_validate(row)
     with tempfile.TemporaryDirectory(prefix="bench-agent-") as tmp:
@@ -65,7 +65,7 @@ def _host_run(spec, row, base_url: str) -> None:
 
 
 async def _measure(proxy, capture, spec, row, where: str) -> tuple[float, float]:
-    from rollgym.rollouts.agents import SandboxedAgent
+    from rollgym.agents import SandboxedAgent
 
     sess = proxy.session()
     start = time.monotonic()
@@ -79,13 +79,13 @@ async def _measure(proxy, capture, spec, row, where: str) -> tuple[float, float]
 
 
 async def main(rounds: int, names: list[str]) -> None:
+    from rollgym.agents import agent_spec
     from rollgym.engines.scripted import ScriptedEngine
     from rollgym.envs.swe import load_bundled_tasks
     from rollgym.errors import UsageError
-    from rollgym.rollouts.agents import agent_spec
-    from rollgym.rollouts.core.policy import Policy
-    from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
-    from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
+    from rollgym.proxy import ProxySettings, RecordingProxy
+    from rollgym.rollouts.policy import Policy
+    from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS
 
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)

@@ -74,7 +74,7 @@ def run_mode(mode: str, root: str, model: str, args: argparse.Namespace, out: Pa
     import rollgym as rg
     from rollgym.engines.vllm_reload import RELOAD_METHOD
     from rollgym.envs.builtin.calculator import CalculatorEnv
-    from rollgym.rollouts.integrations.trl_async.cpu import CPU_TRAINING_ARGS
+    from rollgym.integrations.trl.cpu_async import CPU_TRAINING_ARGS
 
     httpx.post(
         root + "/collective_rpc", json={"method": RELOAD_METHOD, "args": [model]}, timeout=600

@@ -40,7 +40,7 @@ from workload import write_instant_ids  # noqa: E402 - after sys.path holds peer
 from rollgym import Limits, Policy, SamplingParams, run_rollouts  # noqa: E402 - after sys.path holds peers/
 from rollgym.engines.vllm_server import VLLMServerEngine  # noqa: E402 - after sys.path holds peers/
 from rollgym.envs.builtin.calculator import CalculatorEnv  # noqa: E402 - after sys.path holds peers/
-from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer  # noqa: E402 - after sys.path holds peers/
+from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer  # noqa: E402 - after sys.path holds peers/
 from rollgym.tokenization.templates import CHATML_TOOLS  # noqa: E402 - after sys.path holds peers/
 
 

@@ -23,7 +23,7 @@ from catalog import CASES, Outcome, run_case, run_signal_case
 
 
 def _tool_tokenizer():
-    from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
+    from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS
 
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)

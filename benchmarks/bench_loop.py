@@ -27,11 +27,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.builtin.calculator import CalculatorEnv
+from rollgym.integrations.ray import RayConfig
 from rollgym.limits import Limits
-from rollgym.rollouts.core.batch import run_rollouts
-from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
-from rollgym.rollouts.integrations.ray import RayConfig
+from rollgym.rollouts.batch import run_rollouts
+from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
 from rollgym.tokenization.templates import CHATML_TOOLS
 
 TURNS = 8
@@ -194,7 +194,7 @@ async def share_of_wall_time(tok) -> None:
     from rollgym.engines import SamplingParams
     from rollgym.engines.transformers_engine import TransformersEngine
     from rollgym.envs import make
-    from rollgym.rollouts.core.loop import run_rollout
+    from rollgym.rollouts.loop import run_rollout
 
     engine = TransformersEngine("smollm2-135m")
     try:

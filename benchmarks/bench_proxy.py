@@ -21,13 +21,13 @@ import time
 
 from fastapi import FastAPI, Request
 
-from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.policy import Policy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def _tokenizer():
-    from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
+    from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS
 
     return load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)
@@ -56,7 +56,7 @@ def _free_port() -> int:
 
 
 def serve_proxy(port: int) -> None:
-    from rollgym.rollouts.proxy import RecordingProxy
+    from rollgym.proxy import RecordingProxy
 
     tok = _tokenizer()
     proxy = RecordingProxy(Policy(engine=_engine(tok), tokenizer=tok), port=port, handle_signals=True)

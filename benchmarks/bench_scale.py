@@ -31,12 +31,12 @@ from ray.cluster_utils import Cluster
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.builtin.calculator import CalculatorEnv
+from rollgym.integrations.ray import RayConfig, dispatch
+from rollgym.integrations.ray.pool import drop_pool
 from rollgym.limits import Limits
-from rollgym.rollouts.core.batch import run_rollouts
-from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
-from rollgym.rollouts.integrations.ray import RayConfig, dispatch
-from rollgym.rollouts.integrations.ray.pool import drop_pool
+from rollgym.rollouts.batch import run_rollouts
+from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
 from rollgym.tokenization.templates import CHATML_TOOLS
 
 TURNS = 8

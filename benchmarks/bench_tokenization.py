@@ -1,7 +1,7 @@
 """Tokenization benchmark: one turn's bridge vs a full re-render, at turn 8 and turn 128, for every model family.
 
 Each family renders a tool-calling conversation (a bash tool, a tool output of about 250 characters per turn) in its
-own format, with the vocabulary its tests use (`rollgym.rollouts.core.vocabularies`). Target: a bridge costs the same
+own format, with the vocabulary its tests use (`rollgym.cli.vocabularies`). Target: a bridge costs the same
 at turn 128 as at turn 8 (ratio <= 1.5) while a full re-render grows with the history. Each timed bridge carries a
 tool output never seen before, so no cache answers for the tokenizer. The Qwen3 row also times bridges without
 render recipes. All figures come from one run, families interleaved round by round (the machine's speed drifts).
@@ -21,7 +21,7 @@ import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from rollgym.rollouts.core.vocabularies import family_tokenizer
+from rollgym.cli.vocabularies import family_tokenizer
 from rollgym.tokenization import ChatTokenizer
 from rollgym.tokenization.families import FAMILIES, family
 

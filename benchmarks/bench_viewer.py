@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rollgym.rollouts.core.records import Rollout, RolloutTimings, ToolCall, Turn
-from rollgym.rollouts.view import write_viewer
+from rollgym.rollouts.records import Rollout, RolloutTimings, ToolCall, Turn
+from rollgym.view import write_viewer
 
 WORDS = "the of repository function test value error return file line fix issue call result python module".split()
 

@@ -142,7 +142,7 @@ async def bench(url: str, model: str, levels: list[int], episodes_per_level: int
     import aiohttp
 
     from rollgym.envs.builtin.calculator import CalculatorEnv
-    from rollgym.rollouts.core.policy import certified_tokenizer
+    from rollgym.rollouts.policy import certified_tokenizer
 
     root = url.rsplit("/v1", 1)[0]
     tokenizer = certified_tokenizer(model)

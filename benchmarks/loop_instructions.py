@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.policy import Policy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

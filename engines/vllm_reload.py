@@ -9,7 +9,7 @@ Two callers: TRL's colocated `vllm.LLM` (`rg.patch_trl_for_vllm_cpu`), and a `vl
 `WeightReloadExtension.rollgym_reload_weights(path)` through its `/collective_rpc` route once started with
 `VLLM_SERVER_DEV_MODE=1` and `--worker-extension-cls rollgym.engines.vllm_reload.WeightReloadExtension` (rollgym
 importable by the server's Python): the trainer writes the weights to a safetensors file on this machine
-(`rollgym.rollouts.integrations.trl_async.weight_transfer`) and the server's worker reads them from there.
+(`rollgym.integrations.trl.async_grpo.weight_transfer`) and the server's worker reads them from there.
 """
 
 from __future__ import annotations

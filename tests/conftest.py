@@ -62,7 +62,7 @@ def chat_tokenizers(hf_tokenizers):
 @pytest.fixture(scope="session")
 def family_tok():
     """`family_tok(name)`: a model family's ChatTokenizer with the vocabulary its tests use, built once per name."""
-    from rollgym.rollouts.core.vocabularies import family_tokenizer
+    from rollgym.cli.vocabularies import family_tokenizer
 
     return family_tokenizer  # one per family per process (shared with `rollgym check-template --all` in-process)
 
@@ -137,7 +137,7 @@ def podman_host(base_image) -> str:
 
 @pytest.fixture(scope="session")
 def tool_tok():
-    from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
+    from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS
 
     tok = load_chat_tokenizer("smollm2-135m", CHATML_TOOLS)

@@ -1,4 +1,4 @@
-"""Scripted policies and environments for the distributed tests (tests/rollouts/integrations/ray), pickled by value
+"""Scripted policies and environments for the distributed tests (tests/integrations/ray), pickled by value
 so Ray actors need not import the tests (in CI rollgym itself is installed, the tests are not)."""
 
 from __future__ import annotations

@@ -39,10 +39,10 @@ def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(tmp_path):
     copy = tmp_path / "site" / "rollgym"
     shutil.copytree(INSTALLED, copy, ignore=shutil.ignore_patterns("__pycache__"))
     with open(copy / "tokenization" / "messages.py", "a") as fh:
-        fh.write("\n\ndef _reach_up():\n    from rollgym.rollouts.cli import app\n\n    return app\n")
+        fh.write("\n\ndef _reach_up():\n    from rollgym.cli import app\n\n    return app\n")
     with open(copy / "rollouts" / "core" / "policy.py", "a") as fh:
         fh.write("\n\ndef _trainer():\n    import trl\n\n    return trl\n")
     proc = lint_imports(tmp_path, pythonpath=tmp_path / "site")
     assert proc.returncode != 0 and "2 broken" in proc.stdout, proc.stdout[-4000:]
-    assert "rollgym.tokenization.messages -> rollgym.rollouts.cli" in proc.stdout
-    assert "rollgym.rollouts.core.policy -> trl" in proc.stdout
+    assert "rollgym.tokenization.messages -> rollgym.cli" in proc.stdout
+    assert "rollgym.rollouts.policy -> trl" in proc.stdout

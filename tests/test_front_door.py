@@ -95,8 +95,8 @@ def test_the_tree_has_the_layer_roots_and_keeps_builtin_bases():
     from rollgym.engines import BadRequestError, EngineTimeoutError
     from rollgym.envs import InvalidTaskError, UnknownEnvironmentError
     from rollgym.envs.sandbox import SandboxDeadError
-    from rollgym.rollouts.integrations.ray import ClusterLostError, WorkerStartError
-    from rollgym.rollouts.proxy import APIError
+    from rollgym.integrations.ray import ClusterLostError, WorkerStartError
+    from rollgym.proxy import APIError
     from rollgym.tokenization import CertificationError, InvalidInputError
 
     assert issubclass(SandboxDeadError, rg.SandboxError) and issubclass(rg.SandboxError, rg.EnvError)
@@ -135,11 +135,11 @@ def test_errors_raised_through_the_front_door_are_rollgym_errors():
             "SandboxConfig(pids_limit='many')",
         ),
         (
-            lambda: __import__("rollgym.rollouts.integrations.ray", fromlist=["RayConfig"]).RayConfig(actors=0),
+            lambda: __import__("rollgym.integrations.ray", fromlist=["RayConfig"]).RayConfig(actors=0),
             "RayConfig(actors=0)",
         ),
         (
-            lambda: __import__("rollgym.rollouts.proxy", fromlist=["ProxySettings"]).ProxySettings(truncation="cut"),
+            lambda: __import__("rollgym.proxy", fromlist=["ProxySettings"]).ProxySettings(truncation="cut"),
             "ProxySettings(truncation='cut')",
         ),
     ],
@@ -154,8 +154,8 @@ def test_bad_settings_are_usage_errors_naming_the_field_and_the_value(build, say
 def test_one_source_of_defaults():
     from typer.main import get_command
 
-    from rollgym.rollouts.cli import app
-    from rollgym.rollouts.proxy import ProxySettings
+    from rollgym.cli import app
+    from rollgym.proxy import ProxySettings
 
     limits, sampling = rg.Limits(), rg.SamplingParams()
     assert (limits.max_turns, limits.max_tokens_per_turn) == (30, 1024)

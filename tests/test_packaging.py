@@ -55,7 +55,7 @@ def test_the_lowest_layers_load_nothing_of_ours_above_the_shared_root():
 
 
 def test_tests_mirror_the_source_tree():
-    """Each test folder names a source folder (tests/engines <-> engines, tests/rollouts/core <-> rollouts/core ...),
+    """Each test folder names a source folder (tests/engines <-> engines, tests/rollouts <-> rollouts ...),
     except the suites that cross the tree: `examples` and `faults` (the fault suite of issue 17)."""
     fixtures = ROOT / "tests" / "fixtures"  # task repositories: their tests are data
     folders = {

@@ -14,20 +14,20 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "vllm": (
         "tests/engines/test_engines_vllm_real.py",
         "tests/engines/test_engines_vllm_local.py",
-        "tests/rollouts/core/test_generate_real_vllm.py",
-        "tests/rollouts/integrations/test_trl_vllm_cpu.py::test_grpo_colocate_on_cpu_syncs_weights_into_vllm",
-        "tests/rollouts/proxy/test_proxy_cli.py::test_proxy_command_over_the_real_vllm",
-        "tests/rollouts/integrations/trl_async/test_async_weight_sync_real.py",
-        "tests/rollouts/integrations/trl_async/test_async_trainer_real.py",
+        "tests/rollouts/test_generate_real_vllm.py",
+        "tests/integrations/trl/test_trl_vllm_cpu.py::test_grpo_colocate_on_cpu_syncs_weights_into_vllm",
+        "tests/proxy/test_proxy_cli.py::test_proxy_command_over_the_real_vllm",
+        "tests/integrations/trl/async_grpo/test_async_weight_sync_real.py",
+        "tests/integrations/trl/async_grpo/test_async_trainer_real.py",
     ),
     "hosts": (
-        "tests/rollouts/integrations/ray/",
+        "tests/integrations/ray/",
         "tests/envs/sandbox/test_sandbox_ssh.py",
         "tests/envs/sandbox/test_sandbox_hosts.py",
         "tests/envs/swe/test_swe_hosts.py",
         "tests/envs/swe/test_swe_registry.py",
         "tests/envs/sandbox/test_sandbox_prepared.py",
-        "tests/rollouts/agents/test_agents_hosts.py",
+        "tests/agents/test_agents_hosts.py",
     ),
 }
 #: the fixtures that hold each group's resource: a test using one must be in its group (checked at collection)

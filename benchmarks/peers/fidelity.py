@@ -40,7 +40,7 @@ TURNS, EPISODES = 4, 8
 
 def family_chat_tokenizer(name: str):
     """rollgym's ChatTokenizer for a family, on the vocabulary its tests use."""
-    from rollgym.rollouts.core.vocabularies import family_tokenizer, qwen_vocabulary
+    from rollgym.cli.vocabularies import family_tokenizer, qwen_vocabulary
     from rollgym.tokenization import ChatTokenizer
     from rollgym.tokenization.families import family, template_text
 
@@ -98,7 +98,7 @@ async def rollgym_method(tok, turns_of, history: str) -> dict:
     from rollgym import Limits, Policy
     from rollgym.engines.scripted import ScriptedEngine
     from rollgym.envs.builtin.calculator import CalculatorEnv
-    from rollgym.rollouts.core.loop import run_rollout
+    from rollgym.rollouts.loop import run_rollout
 
     stats = {"differing": 0, "samples": 0, "off_template": 0, "covered": 0, "sampled": 0, "episodes": 0}
     for e, turns in enumerate(turns_of):

@@ -13,7 +13,7 @@ from _measure import Clock, Counts, arguments, load_workload, report
 from rollgym import Limits, Policy, SamplingParams, run_rollouts
 from rollgym.engines.vllm_server import VLLMServerEngine
 from rollgym.envs.builtin.calculator import CalculatorEnv
-from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
+from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
 from rollgym.tokenization.templates import CHATML_TOOLS
 from rollgym.version import __version__
 

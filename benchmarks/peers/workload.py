@@ -52,7 +52,7 @@ def write_workload(path: Path, episodes: int, max_turns: int, max_tokens: int, m
 def write_instant_ids(path: Path) -> None:
     """The ids the instant server answers `/v1/completions` with: SmolLM2's tokenization of the call, one id per
     digit (any id sequence that decodes to the call is a valid sample)."""
-    from rollgym.rollouts.core.tokenizer_loading import load_chat_tokenizer
+    from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
     from rollgym.tokenization.templates import CHATML_TOOLS
 
     tok = load_chat_tokenizer(TOKENIZER, CHATML_TOOLS)

@@ -14,7 +14,7 @@ import argparse
 import json
 
 import rollgym as rg
-from rollgym.rollouts.proxy import ProxySettings
+from rollgym.proxy import ProxySettings
 
 
 def main() -> None:

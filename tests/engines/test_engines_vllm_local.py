@@ -7,8 +7,8 @@ import pytest
 from typer.testing import CliRunner
 from vllm_support import run_in_vllm_venv
 
-from rollgym.rollouts.cli import app
-from rollgym.rollouts.core.output import read_rollouts
+from rollgym.cli import app
+from rollgym.rollouts.output import read_rollouts
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 

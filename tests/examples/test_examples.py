@@ -99,8 +99,8 @@ def test_train_grpo_one_step(tmp_path):
 @pytest.mark.docker
 @pytest.mark.slow
 def test_run_agent_example_runs_a_built_in_agent_in_its_sandbox(tmp_path, docker_engine):
+    from rollgym.agents import agent_spec
     from rollgym.errors import UsageError
-    from rollgym.rollouts.agents import agent_spec
 
     try:
         agent_spec("mini-swe-agent").executable()

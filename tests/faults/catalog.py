@@ -29,12 +29,12 @@ from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.sandbox import RUN_ID, list_containers, prune
 from rollgym.envs.sandbox.daemon import docker_client
 from rollgym.limits import Limits
-from rollgym.rollouts.core.batch import run_rollouts
-from rollgym.rollouts.core.output import is_infra_failure, read_rollouts
-from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.core.records import Rollout
+from rollgym.rollouts.batch import run_rollouts
+from rollgym.rollouts.output import is_infra_failure, read_rollouts
+from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.records import Rollout
 
-FAULTY_SEED = 0  # sample 0 of a batch with base seed 0 gets seed 0 (rollouts.core.jobs.sample_seed)
+FAULTY_SEED = 0  # sample 0 of a batch with base seed 0 gets seed 0 (rollgym.rollouts.jobs.sample_seed)
 HOST_MEMORY_BOUND_MB = 600  # growth of this process's RSS a fault may cause (the 2 GiB file case was 8.6 GB)
 
 

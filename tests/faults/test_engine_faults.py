@@ -18,9 +18,9 @@ from rollgym.engines.scripted import ScriptedEngine
 from rollgym.engines.vllm_server import VLLMServerEngine
 from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.limits import Limits
-from rollgym.rollouts.core.batch import run_rollouts
-from rollgym.rollouts.core.output import is_infra_failure
-from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.batch import run_rollouts
+from rollgym.rollouts.output import is_infra_failure
+from rollgym.rollouts.policy import Policy
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 TASKS = CalculatorEnv.default_tasks(2)

@@ -9,12 +9,12 @@ from collections import Counter
 
 import pytest
 
+from rollgym.cli.generate import run_generate
 from rollgym.engines import SamplingParams
 from rollgym.engines.default_model import smollm2_dir
 from rollgym.limits import Limits
-from rollgym.rollouts.cli.generate import run_generate
-from rollgym.rollouts.core.output import RETRIED_FILE, RolloutWriter, is_infra_failure, read_rollouts
-from rollgym.rollouts.core.records import ErrorRecord, Rollout
+from rollgym.rollouts.output import RETRIED_FILE, RolloutWriter, is_infra_failure, read_rollouts
+from rollgym.rollouts.records import ErrorRecord, Rollout
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"  # what the `standin` fixture serves (tests/faults/conftest.py)
 

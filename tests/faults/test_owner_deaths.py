@@ -19,7 +19,7 @@ from lease_support import LAPSED, DeathWatch, containers_of, seconds_until_gone
 from rollgym.engines.default_model import smollm2_dir
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig
 from rollgym.envs.sandbox.record import read_record
-from rollgym.rollouts.core.output import read_rollouts
+from rollgym.rollouts.output import read_rollouts
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"  # what the `standin` fixture serves (tests/faults/conftest.py)
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rollgym.engines.scripted import ScriptedEngine
-from rollgym.rollouts.core.policy import Policy
-from rollgym.rollouts.proxy import ProxySettings, RecordingProxy
+from rollgym.proxy import ProxySettings, RecordingProxy
+from rollgym.rollouts.policy import Policy
 
 KEY = "k3y"
 json_values = st.recursive(

@@ -28,7 +28,7 @@ def test_a_signal_while_sandboxes_start_leaves_no_container_and_resume_completes
 def test_ctrl_c_to_a_run_on_ray_actors_leaves_no_container_and_resume_completes(docker_engine, tmp_path):
     """The same with `--workers 2`: the sandboxes live in two Ray actors, which release them (those still being
     created or removed in threads included: `lifecycle.settle`) before the driver ends them. Without that, 10 were
-    left. SIGTERM through Ray is covered with the Calculator (tests/rollouts/integrations/ray/test_distributed_cli.py)."""
+    left. SIGTERM through Ray is covered with the Calculator (tests/integrations/ray/test_distributed_cli.py)."""
     pytest.importorskip("ray", reason="Ray is not installed (the test extra has it)")
     outcome = run_signal_case(signal.SIGINT, tmp_path / "run", extra=("--workers", "2"))
     assert outcome.problems == [], outcome.problems

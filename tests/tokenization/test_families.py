@@ -16,7 +16,7 @@ def test_conformance_matrix_has_no_failure_and_is_the_one_in_the_docs():
     """`rollgym check-template --all --markdown` computes the matrix; it has no failure and is what the docs show."""
     from typer.testing import CliRunner
 
-    from rollgym.rollouts.cli import app
+    from rollgym.cli import app
 
     result = CliRunner().invoke(app, ["check-template", "--all", "--markdown"])
     assert result.exit_code == 0, result.output  # 1 would mean a failing cell

@@ -27,7 +27,7 @@ class Family(BaseModel):
     reference: Reference = "template"
     template: str | None = Field(default=None, description="file in rollgym/tokenization/families/templates/")
     tool_format: str = Field(description="tool-call parser name")
-    vocabulary: str = Field(description="the vocabulary the tests use (see rollouts.core.vocabularies)")
+    vocabulary: str = Field(description="the vocabulary the tests use (see rollgym.cli.vocabularies)")
     real_vocabulary: bool = Field(description="whether that vocabulary is the family's own")
     special_tokens: list[str] = Field(default_factory=list, description="added to a stand-in vocabulary")
     bos_token: str | None = None

@@ -41,7 +41,7 @@ def test_creations_left_when_the_event_loop_ends_are_closed(base_image):
     """SIGTERM's path: the main task raises `Terminated`, `asyncio.run` cancels every remaining task
     (the creations' own included) and only waits for the executor's threads: no event-loop callback runs
     after that, so the thread must remove its container itself."""
-    from rollgym.rollouts.core.signals import Terminated
+    from rollgym.rollouts.stopping import Terminated
 
     run_id = f"loopend-{uuid.uuid4().hex[:8]}"
 

@@ -121,7 +121,7 @@ def test_images_are_built_or_copied_per_host(base_image, docker2):
 
 
 def test_sandbox_list_and_prune_cover_every_host(base_image, docker2):
-    from rollgym.rollouts.cli import app
+    from rollgym.cli import app
 
     run_id = f"cli-{uuid.uuid4().hex[:8]}"
     both = ["--docker-host", DEFAULT_HOST, "--docker-host", docker2]

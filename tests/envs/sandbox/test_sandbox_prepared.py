@@ -106,7 +106,7 @@ def test_prune_removes_the_prepared_images_no_container_uses(base_image, command
     `rollgym sandbox prune --prepared` once none does."""
     from typer.testing import CliRunner
 
-    from rollgym.rollouts.cli import app
+    from rollgym.cli import app
 
     client = docker.DockerClient(base_url=docker2)
     config = SandboxConfig(image=base_image, workdir="/testbed", task_id="prepared", prepare=command)

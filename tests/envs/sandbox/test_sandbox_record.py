@@ -24,7 +24,7 @@ def test_a_torn_last_line_is_skipped_and_ends_are_matched_to_starts(tmp_path):
 
 @pytest.mark.docker
 def test_the_record_accounts_for_every_sandbox_and_prune_run_ends_the_rest(base_image, tmp_path):
-    from rollgym.rollouts.cli import app
+    from rollgym.cli import app
 
     cfg = SandboxConfig(image=base_image, task_id="record", run_id=f"rec-{uuid.uuid4().hex[:8]}", use_runner=False)
     with recording(RecordFile(record_path(tmp_path))):

@@ -29,7 +29,7 @@ def docker_ssh(docker2, monkeypatch) -> str:
 
 @pytest.mark.slow
 async def test_sandboxes_spread_over_a_local_and_an_ssh_host(base_image, docker_ssh):
-    from rollgym.rollouts.cli import app
+    from rollgym.cli import app
 
     run_id = f"ssh-{uuid.uuid4().hex[:8]}"
     cfg = SandboxConfig(

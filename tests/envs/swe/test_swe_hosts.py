@@ -85,8 +85,8 @@ def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_
     from rollgym.engines.scripted import ScriptedEngine
     from rollgym.envs.sandbox import RUN_ID, hosts, prune
     from rollgym.limits import Limits
-    from rollgym.rollouts.core.batch import run_rollouts
-    from rollgym.rollouts.core.policy import Policy
+    from rollgym.rollouts.batch import run_rollouts
+    from rollgym.rollouts.policy import Policy
 
     monkeypatch.setattr(hosts, "COOLDOWN_S", 1.0)
     task = next(t for t in load_bundled_tasks() if t.instance_id == TASK)

@@ -14,14 +14,14 @@ from datasets import Dataset
 from docker2_support import DOCKER2, REGISTRY, start_registry
 from typer.testing import CliRunner
 
+from rollgym.cli import app
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.sandbox import client_for
 from rollgym.envs.swe.task import TASKS_DIR
 from rollgym.envs.swe.task_folders import read_task_folders
 from rollgym.limits import Limits
-from rollgym.rollouts.cli import app
-from rollgym.rollouts.core.batch import run_rollouts
-from rollgym.rollouts.core.policy import Policy
+from rollgym.rollouts.batch import run_rollouts
+from rollgym.rollouts.policy import Policy
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

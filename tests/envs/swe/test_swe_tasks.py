@@ -66,7 +66,7 @@ def test_a_relative_sdist_resolves_next_to_its_task_file_from_any_directory(tmp_
 
     from rollgym.envs.swe.images import sdist_path
     from rollgym.envs.swe.task import BUNDLED_SDISTS
-    from rollgym.rollouts.core.tasks import load_tasks as load_rows
+    from rollgym.rollouts.tasks import load_tasks as load_rows
 
     path = write_tasks(tmp_path / "authored", authored_row())
     monkeypatch.chdir(tmp_path)  # elsewhere: not the file's directory
