@@ -30,7 +30,7 @@ def lint_imports(cwd: Path, pythonpath: Path | None = None) -> subprocess.Comple
 def test_every_import_contract_is_kept(tmp_path):
     proc = lint_imports(tmp_path)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "2 kept, 0 broken" in proc.stdout, proc.stdout[-2000:]
+    assert "3 kept, 0 broken" in proc.stdout, proc.stdout[-2000:]
 
 
 def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(tmp_path):
@@ -40,7 +40,7 @@ def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(tmp_path):
     shutil.copytree(INSTALLED, copy, ignore=shutil.ignore_patterns("__pycache__"))
     with open(copy / "tokenization" / "messages.py", "a") as fh:
         fh.write("\n\ndef _reach_up():\n    from rollgym.cli import app\n\n    return app\n")
-    with open(copy / "rollouts" / "core" / "policy.py", "a") as fh:
+    with open(copy / "rollouts" / "policy.py", "a") as fh:
         fh.write("\n\ndef _trainer():\n    import trl\n\n    return trl\n")
     proc = lint_imports(tmp_path, pythonpath=tmp_path / "site")
     assert proc.returncode != 0 and "2 broken" in proc.stdout, proc.stdout[-4000:]
