@@ -13,6 +13,7 @@ import copy
 import time
 import uuid
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from rollgym.engines.base import Engine, Generation
@@ -34,6 +35,7 @@ from rollgym.proxy.schemas import (
 from rollgym.proxy.session import COMPLETIONS_KEY, Call, Plan, ProxySession
 from rollgym.proxy.store import ProxySettings, SessionStore
 from rollgym.rollouts.policy import Policy
+from rollgym.rollouts.turns import generate, record_completion, sampled_turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 
 COMPLETIONS_REASON = "completions call: a raw prompt without the chat template (one segment per call)"
@@ -103,9 +105,8 @@ class ProxyCore:
         return sampling
 
     async def _generate(self, sess: ProxySession, prompt: list[int], sampling) -> tuple[Generation, float]:
-        t0 = time.perf_counter()
         try:
-            gen = await self.engine.generate(prompt, sampling)
+            gen, generate_s = await generate(self.engine, prompt, sampling)
         except ContextOverflowError as exc:
             sess.record_error("engine", exc, 400)
             raise APIError(400, str(exc), param="messages", code="context_length_exceeded") from None
@@ -125,7 +126,7 @@ class ProxyCore:
             err = RuntimeError("the engine aborted the generation")
             sess.record_error("engine", err, 503)
             raise APIError(503, str(err), code="engine_abort")
-        return gen, time.perf_counter() - t0
+        return gen, generate_s
 
     # --- chat ---------------------------------------------------------------------------------
     async def chat(
@@ -155,20 +156,15 @@ class ProxyCore:
         prompt = plan.traj.next_prompt_ids
         sampling = self._sampling(sess, req, len(prompt))
         gen, generate_s = await self._generate(sess, prompt, sampling)
-        parsed = self.tokenizer.parse_completion(gen.completion_ids, tools)
-        reply, warnings = self._reply(parsed.message, req)
-        warnings = list(notes or []) + warnings
-        call = self._record(
-            sess,
-            plan,
-            prompt,
-            gen,
-            reply,
-            [e.message for e in parsed.errors],
-            warnings,
-            generate_s,
-            sampling.model_dump(),
-        )
+        warnings: list[str] = list(notes or [])
+
+        def answer(message: dict) -> dict:  # the reply under tool_choice; the sampled ids keep what was written
+            reply, reply_warnings = self._reply(message, req)
+            warnings.extend(reply_warnings)
+            return reply
+
+        call = self._record(sess, plan, prompt, gen, generate_s, sampling.model_dump(), tools, answer, warnings)
+        reply = call.reply
         finish = "tool_calls" if reply.get("tool_calls") and gen.finish_reason == "stop" else gen.finish_reason
         logprobs = ChoiceLogprobs(content=self._token_logprobs(gen)) if req.logprobs else None
         response = ChatCompletionResponse(
@@ -218,33 +214,23 @@ class ProxyCore:
         plan: Plan,
         prompt: list[int],
         gen: Generation,
-        reply: dict,
-        parse_errors: list[str],
-        warnings: list[str],
         generate_s: float,
         sampling: dict,
+        tools: list[dict] | None,
+        reply: Callable[[dict], dict],
+        warnings: list[str],
+        parse: bool = True,
     ) -> Call:
+        """The call's turn, recorded as the rollout loop records one (`rollouts.turns`), into the session."""
+        turn = sampled_turn(gen, generate_s, index=len(sess.calls), prompt_len=len(prompt))
         try:
-            plan.traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason, message=reply)
+            record_completion(turn, plan.traj, self.tokenizer, gen, tools, reply=reply, parse=parse)
         except (TokenizationError, ValueError) as exc:
             sess.record_error("tokenization", exc, 502)
             raise APIError(
                 502, f"the engine's output cannot be recorded: {exc}", code="invalid_engine_output"
             ) from None
-        return sess.record(
-            plan,
-            prompt_len=len(prompt),
-            completion_ids=list(gen.completion_ids),
-            logprobs=list(gen.logprobs),
-            finish_reason=gen.finish_reason,
-            reply=reply,
-            parse_errors=parse_errors,
-            warnings=warnings,
-            generate_s=generate_s,
-            sampling=sampling,
-            policy_version=gen.policy_version,
-            version_changes=gen.version_changes,
-        )
+        return sess.record(plan, turn, warnings=warnings, sampling=sampling)
 
     def _token_logprobs(self, gen: Generation) -> list[TokenLogprob]:
         out = []
@@ -282,7 +268,16 @@ class ProxyCore:
         body = gen.completion_ids[:-1] if gen.stop_token_id is not None else gen.completion_ids
         text = self.tokenizer.decode(body)
         call = self._record(
-            sess, plan, prompt, gen, {"role": "assistant", "content": text}, [], [], generate_s, sampling.model_dump()
+            sess,
+            plan,
+            prompt,
+            gen,
+            generate_s,
+            sampling.model_dump(),
+            None,
+            lambda _unparsed: {"role": "assistant", "content": text},  # a raw prompt's completion is its text
+            [],
+            parse=False,
         )
         logprobs = None
         if req.logprobs is not None:

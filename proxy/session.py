@@ -15,7 +15,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollgym.engines.base import VersionChange
 from rollgym.proxy.matching import explain_mismatch, message_key, reply_difference
 from rollgym.rollouts.records import ErrorCategory, ErrorRecord, Rollout, Turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
@@ -28,46 +27,33 @@ COMPLETIONS_KEY = "completions"
 MAX_REMEMBERED_RESPONSES = 64
 
 
-def clone_trajectory(traj: TokenTrajectory) -> TokenTrajectory:
-    """An independent copy of `traj` (every attribute kept; the lists that grow are copied)."""
-    new = TokenTrajectory.__new__(TokenTrajectory)
-    new.__dict__.update(traj.__dict__)
-    new.initial_messages, new.messages, new.prompt_ids = (
-        list(traj.initial_messages),
-        list(traj.messages),
-        list(traj.prompt_ids),
-    )
-    new.completion_ids, new.logprobs, new.env_mask = list(traj.completion_ids), list(traj.logprobs), list(traj.env_mask)
-    new.segments = list(traj.segments)
-    new.ended, new.end_reason = traj.ended, traj.end_reason
-    return new
-
-
 @dataclass
 class Call:
-    """One recorded chat call: what it was shown (as messages and ids) and what it sampled."""
+    """One recorded chat call: its `Turn` (what it sampled and meant, recorded as the rollout loop records a turn) and
+    what only a proxy call has: the request it answered, how its prompt was built, its warnings, its token state."""
 
     index: int
     segment: int
+    turn: Turn  # index, prompt_len, completion ids, logprobs, finish reason, message, parse errors, versions
     prompt_keys: list[tuple]
     tools_key: str
     request_messages: list[dict]
     new_messages: list[dict]  # messages added since the call it continues (all of them for a segment's first call)
     bridge_ids: list[int]
-    prompt_len: int
     reused_len: int  # prompt ids taken verbatim from the previous call
-    completion_ids: list[int]
-    logprobs: list[float]
-    finish_reason: str
-    reply: dict
-    parse_errors: list[str]
     warnings: list[str]
-    generate_s: float
     sampling: dict
     traj: TokenTrajectory | None  # state after this call's completion; released for old calls
     created: float = field(default_factory=time.time)
-    policy_version: int | None = None  # the weights version that sampled it (asynchronous RL), if the engine says
-    version_changes: list[VersionChange] = field(default_factory=list)
+
+    # the turn's fields, read through the call
+    prompt_len = property(lambda self: self.turn.prompt_len)
+    completion_ids = property(lambda self: self.turn.completion_ids)
+    logprobs = property(lambda self: self.turn.logprobs)
+    finish_reason = property(lambda self: self.turn.finish_reason)
+    reply = property(lambda self: self.turn.message, doc="the assistant message returned (the turn's message)")
+    parse_errors = property(lambda self: self.turn.parse_errors)
+    generate_s = property(lambda self: self.turn.generate_s)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -174,7 +160,7 @@ class ProxySession:
                 continue
             best, best_traj = call, call_traj
         if best is not None and best_traj is not None:
-            traj = clone_trajectory(best_traj)
+            traj = best_traj.clone()
             reused = len(traj)
             added = messages[len(best.prompt_keys) + 1 :]
             try:
@@ -196,22 +182,7 @@ class ProxySession:
         return Plan(traj, messages, keys, tools_key, None, list(messages), [], reason)
 
     # --- recording ------------------------------------------------------------------------------
-    def record(
-        self,
-        plan: Plan,
-        *,
-        prompt_len: int,
-        completion_ids: list[int],
-        logprobs: list[float],
-        finish_reason: str,
-        reply: dict,
-        parse_errors: list[str],
-        warnings: list[str],
-        generate_s: float,
-        sampling: dict,
-        policy_version: int | None = None,
-        version_changes: list[VersionChange] | None = None,
-    ) -> Call:
+    def record(self, plan: Plan, turn: Turn, *, warnings: list[str], sampling: dict) -> Call:
         """Append a sampled call to its segment (or open a new one: first call, rewrite, branch)."""
         with self._lock:
             index = len(self.calls)
@@ -225,7 +196,7 @@ class ProxySession:
                 assert parent is not None  # a plan without a reason continues its parent call
                 segment = self.segments[parent.segment]
             else:
-                prompt_ids = plan.traj.next_prompt_ids[:prompt_len]
+                prompt_ids = plan.traj.next_prompt_ids[: turn.prompt_len]
                 segment = SegmentRecord(
                     index=len(self.segments),
                     reason=reason,
@@ -238,24 +209,16 @@ class ProxySession:
             call = Call(
                 index=index,
                 segment=segment.index,
+                turn=turn,
                 prompt_keys=plan.keys,
                 tools_key=plan.tools_key,
                 request_messages=plan.messages,
                 new_messages=plan.new_messages,
                 bridge_ids=plan.bridge_ids,
-                prompt_len=prompt_len,
                 reused_len=plan.reused_len,
-                completion_ids=completion_ids,
-                logprobs=logprobs,
-                finish_reason=finish_reason,
-                reply=reply,
-                parse_errors=parse_errors,
                 warnings=warnings,
-                generate_s=generate_s,
                 sampling=sampling,
                 traj=plan.traj,
-                policy_version=policy_version,
-                version_changes=list(version_changes or []),
             )
             segment.calls.append(index)
             self.calls.append(call)
@@ -301,19 +264,12 @@ class ProxySession:
             for k, call in enumerate(seg_calls):
                 nxt = seg_calls[k + 1] if k + 1 < len(seg_calls) else None
                 turns.append(
-                    Turn(
-                        index=k,
-                        prompt_len=call.prompt_len,
-                        completion_ids=call.completion_ids,
-                        logprobs=call.logprobs,
-                        finish_reason=call.finish_reason,
-                        generate_s=call.generate_s,
-                        message=call.reply,
-                        parse_errors=call.parse_errors,
-                        env_messages=nxt.new_messages if nxt else [],
-                        bridge_ids=nxt.bridge_ids if nxt else [],
-                        policy_version=call.policy_version,
-                        version_changes=call.version_changes,
+                    call.turn.model_copy(
+                        update={
+                            "index": k,
+                            "env_messages": nxt.new_messages if nxt else [],
+                            "bridge_ids": nxt.bridge_ids if nxt else [],
+                        }
                     )
                 )
             last = seg_calls[-1] if seg_calls else None

@@ -12,8 +12,6 @@ import math
 import time
 from typing import Any, get_args
 
-from pydantic import ValidationError
-
 from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.errors import InvalidReplyError, InvalidRewardError
 from rollgym.envs.core.spaces import message_problem
@@ -24,6 +22,7 @@ from rollgym.rollouts.history import common_prefix, record_history_costs
 from rollgym.rollouts.live import publish
 from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.records import ErrorCategory, ErrorRecord, Resample, Rollout, StopReason, ToolCall, Turn
+from rollgym.rollouts.turns import generate, record_completion, sampled_turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError
 from rollgym.version import __version__
 
@@ -252,16 +251,24 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
         }
         if update != last_update:  # most turns sample with the same parameters as the one before
             turn_sampling, last_update = sampling.model_copy(update=update), update
-        # The turn's fields, made into a `Turn` once when the turn ends, however it ends (a turn whose
-        # generation failed sampled nothing and is not recorded).
-        turn: dict[str, Any] = {"index": index, "prompt_len": prompt_len, "resample": resample}
+        # The turn is recorded once it has sampled, however it ends (a turn whose generation failed sampled
+        # nothing and is not recorded).
+        recorded: list[Turn] = []
         try:
             sampled_total += await _turn(
-                env, engine, tokenizer, traj, tools, history, turn, turn_sampling, context_bound
+                env,
+                engine,
+                tokenizer,
+                traj,
+                tools,
+                history,
+                recorded,
+                (index, prompt_len, resample),
+                turn_sampling,
+                context_bound,
             )
         finally:
-            if "generate_s" in turn:
-                rollout.turns.append(_turn_record(turn))
+            rollout.turns += recorded
         if rollout.history == "template" and traj is not None:
             traj, resample = _follow_template(tokenizer, traj, history, tools, rollout.turns[-1], index)
     raise _Stop("max_turns", truncated=True)
@@ -289,38 +296,34 @@ async def _turn(
     traj,
     tools,
     history: list,
-    turn: dict,
+    recorded: list[Turn],
+    position: tuple[int, int, Resample | None],
     sampling: SamplingParams,
     context_bound: bool,
 ) -> int:
-    """One turn: generate, parse, step the environment, bridge; fills `turn`; returns the tokens sampled.
-
-    Raises `_Stop` when the episode ends (carrying the environment's reward when it ended the episode).
-    """
-    index = turn["index"]
-    t = time.perf_counter()
+    """One turn: generate, parse, step the environment, bridge; its `Turn` goes into `recorded` as soon as it has
+    sampled; returns the tokens sampled. Raises `_Stop` when the episode ends (carrying the environment's reward
+    when it ended the episode)."""
+    index, prompt_len, resample = position
     try:
         if traj is not None:
-            gen = await engine.generate(traj.next_prompt_ids, sampling)
+            gen, generate_s = await generate(engine, traj.next_prompt_ids, sampling)
         else:
+            t = time.perf_counter()
             gen = await engine.chat(history, tools, sampling)
+            generate_s = time.perf_counter() - t
     except Exception as exc:  # noqa: BLE001 - any engine failure is this turn's engine error
         raise _Stop("error", _error("engine", exc, index)) from None
-    turn["generate_s"] = time.perf_counter() - t
-    turn["finish_reason"] = gen.finish_reason
     sampled = 0
     if traj is not None:
         assert tokenizer is not None  # the trajectory was started by it
-        turn["completion_ids"], turn["logprobs"] = gen.completion_ids, gen.logprobs
-        turn["policy_version"], turn["version_changes"] = gen.policy_version, gen.version_changes
+        turn = sampled_turn(gen, generate_s, index=index, prompt_len=prompt_len, resample=resample)
+        recorded.append(turn)
         sampled = len(gen.completion_ids)
         try:
-            traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason)
-            parsed = tokenizer.parse_completion(gen.completion_ids, tools)
-            traj.messages.append(parsed.message)  # what the turn meant, for templates whose bridges read history
+            parsed = record_completion(turn, traj, tokenizer, gen, tools)
         except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, index)) from None
-        turn["message"], turn["parse_errors"] = parsed.message, [e.message for e in parsed.errors]
         if gen.finish_reason == "abort":
             raise _Stop(
                 "error",
@@ -329,10 +332,12 @@ async def _turn(
         if traj.ended:  # cut by max_tokens: by the context when that is what bounded it
             raise _Stop("context_limit" if context_bound else "truncated_completion", truncated=True)
     else:
-        turn["message"], parsed = dict(gen.message), None
+        turn = Turn(index=index, prompt_len=prompt_len, resample=resample, finish_reason=gen.finish_reason)
+        turn.generate_s, turn.message, parsed = generate_s, dict(gen.message), None
+        recorded.append(turn)
         if gen.finish_reason == "length":
             raise _Stop("truncated_completion", truncated=True)
-    action = turn["message"]
+    action = turn.message
     history.append(action)
     if parsed is not None and parsed.errors and not parsed.tool_calls:
         # Only malformed calls: tell the model, do not bother the environment.
@@ -345,7 +350,7 @@ async def _turn(
         except Exception as exc:  # noqa: BLE001 - any step failure is the environment's (or its sandbox's) error
             raise _Stop("error", _error(env_failure_category(exc), exc, index)) from None
         finally:
-            turn["env_s"] = time.perf_counter() - t
+            turn.env_s = time.perf_counter() - t
         problem = _reply_problem(reply)
         if problem:
             raise _Stop("error", _error("environment", InvalidReplyError(problem), index))
@@ -357,9 +362,8 @@ async def _turn(
         reward, components = _checked_reward(reward, step_info.get("reward_components"))
     except InvalidRewardError as exc:
         raise _Stop("error", _error("environment", exc, index), scored=terminated or truncated) from None
-    turn["reward"] = reward
-    turn["env_messages"] = reply
-    turn["tool_calls"] = [
+    turn.reward, turn.env_messages = reward, reply
+    turn.tool_calls = [
         ToolCall(id=c.id, name=c.name, arguments=c.arguments, result=c.result, failed=c.failed, duration_s=c.duration_s)
         for c in step_info.get("tool_calls", [])
     ]
@@ -381,32 +385,10 @@ async def _turn(
         )
     if traj is not None:
         try:
-            turn["bridge_ids"] = traj.add_messages(reply)
+            turn.bridge_ids = traj.add_messages(reply)
         except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, index)) from None
     return sampled
-
-
-def _turn_record(fields: dict) -> Turn:
-    """The turn's `Turn`; never raises, so it cannot replace the exception that ended the turn."""
-    try:
-        return Turn(**fields)
-    except ValidationError as exc:  # keep what was sampled, say what could not be recorded
-        kept = {
-            k: fields[k]
-            for k in (
-                "index",
-                "prompt_len",
-                "completion_ids",
-                "logprobs",
-                "finish_reason",
-                "generate_s",
-                "policy_version",
-                "version_changes",
-            )
-            if k in fields
-        }
-        return Turn.model_construct(**kept, parse_errors=[f"part of this turn could not be recorded: {exc}"[:2000]])
 
 
 async def rollout(

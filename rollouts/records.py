@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -104,6 +105,43 @@ class Turn(BaseModel):
         default_factory=list, description="weights that took over inside this turn (a sync mid-generation)"
     )
 
+    def token_versions(self) -> list[int | None]:
+        """The weights version of each sampled id (None throughout when the engine kept no versions). A change at an
+        unknown token (`at` None) is taken to start at the turn's first token: its tokens count as the newer
+        version's, which no staleness bound lets through unnoticed, but its logprobs may mix both."""
+        versions: list[int | None] = [self.policy_version] * len(self.completion_ids)
+        for change in self.version_changes:
+            start = 0 if change.at is None else change.at
+            versions[start:] = [change.version] * (len(versions) - start)
+        return versions
+
+
+def concat_turns(turns: Sequence[Turn], keep_trailing_bridge: bool = False, versions: bool = False) -> dict[str, list]:
+    """The completion side of one training sample, the one place it is put together: each turn's sampled ids (env_mask
+    1, their sampling logprobs), then the environment's bridge ids (env_mask 0, logprob 0.0), none after the last turn
+    unless `keep_trailing_bridge`. With `versions`, also the weights version of each id (None on the environment's)."""
+    ids: list[int] = []
+    logprobs: list[float] = []
+    mask: list[int] = []
+    by_version: list[int | None] = []
+    last = len(turns) - 1
+    for k, turn in enumerate(turns):
+        ids += turn.completion_ids
+        logprobs += turn.logprobs
+        mask += [1] * len(turn.completion_ids)
+        if versions:
+            by_version += turn.token_versions()
+        if k < last or keep_trailing_bridge:
+            ids += turn.bridge_ids
+            logprobs += [0.0] * len(turn.bridge_ids)
+            mask += [0] * len(turn.bridge_ids)
+            if versions:
+                by_version += [None] * len(turn.bridge_ids)
+    out: dict[str, list] = {"completion_ids": ids, "logprobs": logprobs, "env_mask": mask}
+    if versions:
+        out["versions"] = by_version
+    return out
+
 
 class RolloutTimings(BaseModel):
     """Where one rollout's wall-clock time went, in seconds."""
@@ -151,45 +189,26 @@ class Rollout(BaseModel):
     def samples(self) -> list[dict[str, list]]:
         """TRL's rollout keys for each training sample: one under `history="keep"`; under `"template"` one per
         run of turns whose prompts extend each other (a rewrite of history starts the next)."""
-        out: list[dict[str, list]] = []
-        prompt, comp, logprobs, mask = list(self.prompt_ids), [], [], []
-        for k, turn in enumerate(self.turns):
+        runs: list[list[Turn]] = [[]]
+        prompts: list[list[int]] = [list(self.prompt_ids)]
+        for turn in self.turns:
             if turn.resample is not None:
-                out.append({"prompt_ids": prompt, "completion_ids": comp, "logprobs": logprobs, "env_mask": mask})
-                prompt = (prompt + comp)[: turn.resample.shared] + turn.resample.ids
-                comp, logprobs, mask = [], [], []
-            comp += turn.completion_ids
-            logprobs += turn.logprobs
-            mask += [1] * len(turn.completion_ids)
-            if k + 1 < len(self.turns):
-                comp += turn.bridge_ids
-                logprobs += [0.0] * len(turn.bridge_ids)
-                mask += [0] * len(turn.bridge_ids)
-        out.append({"prompt_ids": prompt, "completion_ids": comp, "logprobs": logprobs, "env_mask": mask})
-        return out
+                runs.append([])
+                sequence = prompts[-1] + concat_turns(runs[-2], keep_trailing_bridge=True)["completion_ids"]
+                prompts.append(sequence[: turn.resample.shared] + turn.resample.ids)
+            runs[-1].append(turn)
+        last = len(runs) - 1
+        return [
+            {"prompt_ids": prompt, **concat_turns(run, keep_trailing_bridge=k < last)}
+            for k, (prompt, run) in enumerate(zip(prompts, runs, strict=True))
+        ]
 
     def token_view(self, keep_trailing_bridge: bool = False) -> dict[str, list]:
         """TRL's rollout keys. By default the sequence ends on the model's last sampled token. Under
         `history="template"` with a rewrite, the last sample (the one holding the last turn; `samples()` has all)."""
         if any(t.resample is not None for t in self.turns):
             return self.samples()[-1]
-        completion_ids: list[int] = []
-        logprobs: list[float] = []
-        env_mask: list[int] = []
-        for k, turn in enumerate(self.turns):
-            completion_ids += turn.completion_ids
-            logprobs += turn.logprobs
-            env_mask += [1] * len(turn.completion_ids)
-            if k + 1 < len(self.turns) or keep_trailing_bridge:
-                completion_ids += turn.bridge_ids
-                logprobs += [0.0] * len(turn.bridge_ids)
-                env_mask += [0] * len(turn.bridge_ids)
-        return {
-            "prompt_ids": list(self.prompt_ids),
-            "completion_ids": completion_ids,
-            "logprobs": logprobs,
-            "env_mask": env_mask,
-        }
+        return {"prompt_ids": list(self.prompt_ids), **concat_turns(self.turns, keep_trailing_bridge)}
 
     def messages(self) -> list[dict[str, Any]]:
         """The conversation as OpenAI messages (for SFT or reading)."""

@@ -9,29 +9,18 @@ logprob (`token_view()["logprobs"]`) and version (`token_versions`).
 
 from __future__ import annotations
 
-from rollgym.rollouts.records import Rollout, Turn
+from rollgym.rollouts.records import Rollout, Turn, concat_turns
 
 
 def turn_token_versions(turn: Turn) -> list[int | None]:
-    """The version of each sampled token of `turn` (None throughout when the engine kept no versions). A change at
-    an unknown token (`at` None) is taken to start at the turn's first token: its tokens count as the newer
-    version's, which no staleness bound lets through unnoticed, but its logprobs may mix both."""
-    versions: list[int | None] = [turn.policy_version] * len(turn.completion_ids)
-    for change in turn.version_changes:
-        start = 0 if change.at is None else change.at
-        versions[start:] = [change.version] * (len(versions) - start)
-    return versions
+    """The version of each sampled token of `turn` (`Turn.token_versions`)."""
+    return turn.token_versions()
 
 
 def token_versions(rollout: Rollout, keep_trailing_bridge: bool = False) -> list[int | None]:
     """One entry per id of `rollout.token_view(keep_trailing_bridge)["completion_ids"]`: the version that sampled
     it, None for the environment's ids (and for every id of an engine without versions)."""
-    out: list[int | None] = []
-    for k, turn in enumerate(rollout.turns):
-        out += turn_token_versions(turn)
-        if k + 1 < len(rollout.turns) or keep_trailing_bridge:
-            out += [None] * len(turn.bridge_ids)
-    return out
+    return concat_turns(rollout.turns, keep_trailing_bridge, versions=True)["versions"]
 
 
 def versions_of(rollout: Rollout) -> list[int]:

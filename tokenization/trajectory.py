@@ -99,6 +99,16 @@ class TokenTrajectory:
         """Mark the trajectory finished; later appends raise."""
         self.ended, self.end_reason = True, reason
 
+    def clone(self) -> TokenTrajectory:
+        """An independent copy: every attribute kept, the lists that grow copied (a proxy session continues one
+        recorded state many times)."""
+        new = TokenTrajectory.__new__(TokenTrajectory)
+        new.__dict__.update(self.__dict__)
+        new.initial_messages, new.messages = list(self.initial_messages), list(self.messages)
+        new.prompt_ids, new.completion_ids = list(self.prompt_ids), list(self.completion_ids)
+        new.logprobs, new.env_mask, new.segments = list(self.logprobs), list(self.env_mask), list(self.segments)
+        return new
+
     # --- appending --------------------------------------------------------------------------
     def add_completion(
         self,
