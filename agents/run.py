@@ -13,11 +13,11 @@ from rollgym.agents.sandboxed import SandboxedAgent
 from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.errors import UsageError
 from rollgym.proxy.agent import Agent, Reward
-from rollgym.proxy.agent import run_agents as run_agent_callables
 from rollgym.proxy.store import ProxySettings
 from rollgym.rollouts.generate import generate
 from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.summary import RunSummary
+from rollgym.rollouts.tasks import load_tasks
 
 SANDBOXED_ENVS = ("rollgym/SWE-v0",)
 
@@ -61,42 +61,32 @@ def run_agents(
     workers: int = 1,
 ) -> RunSummary:
     """`agent` over a batch of `env`'s tasks, `n` runs per task, to `out/rollouts.jsonl` with `out/summary.json`
-    (resume, Ctrl-C, the viewer, as `rollgym.generate`). `agent`: a built-in agent's name (`claude-code`, `codex`,
-    `opencode`, `mini-swe-agent`, `aider`) or an `AgentSpec`, run in each task's sandbox with `agent_options` (model,
-    max_output_tokens, timeout_s, ...) and `sandbox` (SandboxConfig overrides), each run on its own session of a
-    recording proxy (`settings`), graded by `env`'s grader unless `reward` or `grade=False` says otherwise; on Ray
-    actors with `ray`/`workers` as `generate` takes them (each actor serves its own proxy). Or a callable
-    `agent(row, base_url, api_key)`, run as it is (`rollgym.proxy.run_agents`; not on Ray)."""
+    (resume, Ctrl-C, the viewer, as `rollgym.generate`, whose jobs they are). `agent`: a built-in agent's name
+    (`claude-code`, `codex`, `opencode`, `mini-swe-agent`, `aider`) or an `AgentSpec`, run in each task's sandbox with
+    `agent_options` (model, max_output_tokens, timeout_s, ...) and `sandbox` (SandboxConfig overrides), each run on its
+    own session of a recording proxy (`settings`), graded by `env`'s grader unless `reward` or `grade=False` says
+    otherwise; on Ray actors with `ray`/`workers` as `generate` takes them (each actor serves its own proxy). Or a
+    callable `agent(row, base_url, api_key)`, run as it is in this process, on `env`'s task rows (not on Ray);
+    `reward(row, output, rollout)` scores each run."""
     resolved, reward = resolve(agent, env, reward, grade, sandbox, agent_options)
-    if not isinstance(resolved, SandboxedAgent):
-        if ray is not None or workers != 1:
-            raise UsageError(
-                "a callable agent runs in this process: pass a built-in agent's name or an AgentSpec for Ray"
-            )
-        return run_agent_callables(
-            resolved,
-            tasks,
-            policy,
-            out=out,
-            env=env,
-            reward=reward,
-            n=n,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
-            settings=settings,
-            num_tasks=num_tasks,
-            resume=resume,
-            retry_errors=retry_errors,
-            console=console,
-        )
+    sandboxed = isinstance(resolved, SandboxedAgent)
+    if not sandboxed and (ray is not None or workers != 1):
+        raise UsageError("a callable agent runs in this process: pass a built-in agent's name or an AgentSpec for Ray")
     jobs = AgentJobs(
-        resolved.spec, reward=reward, settings=settings, sandbox=sandbox, timeout_s=timeout_s
-    )  # the spec as resolved: built once, with its options
+        resolved.spec if sandboxed else resolved,  # a spec is resolved again where the jobs run (a Ray actor)
+        reward=reward,
+        settings=settings,
+        sandbox=sandbox if sandboxed else None,
+        timeout_s=timeout_s,
+    )
+    rows = tasks if tasks is None or isinstance(tasks, str) else list(tasks)
+    if not sandboxed:  # your own code on `env`'s rows: no environment is made or prepared for it
+        rows = load_tasks(env, rows, num_tasks=num_tasks)
     return generate(
-        env,
+        env if sandboxed else None,
         policy,
         out=out,
-        tasks=list(tasks) if tasks is not None and not isinstance(tasks, str) else tasks,
+        tasks=rows,
         num_tasks=num_tasks,
         n=n,
         concurrency=concurrency,

@@ -1,7 +1,7 @@
 """A recording OpenAI-compatible proxy: black-box agents talk to `/sessions/{id}/v1`, rollgym records
 token-exact trajectories (exact ids and logprobs per call, one `Rollout` per segment)."""
 
-from rollgym.proxy.agent import agent_rollouts, run_agents
+from rollgym.proxy.agent import AgentJobs, agent_rollouts
 from rollgym.proxy.app import create_app
 from rollgym.proxy.error_responses import APIError, ProxyError
 from rollgym.proxy.server import RecordingProxy
@@ -11,6 +11,7 @@ from rollgym.proxy.store import ProxySettings
 
 __all__ = [
     "APIError",
+    "AgentJobs",
     "ProxyCore",
     "ProxyError",
     "ProxySession",
@@ -18,5 +19,4 @@ __all__ = [
     "RecordingProxy",
     "agent_rollouts",
     "create_app",
-    "run_agents",
 ]

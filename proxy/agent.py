@@ -1,6 +1,6 @@
-"""Black-box agents as rollouts: each row gets its own proxy session. `agent_rollouts` returns the rollouts of a
-list of rows; `run_agents` runs a batch to disk as `rollgym.generate` does (resume, summary, Ctrl-C); for TRL,
-`rollgym.integrations.trl.rollout_func.agent_rollout_func`.
+"""Black-box agents as rollouts: each row gets its own proxy session. `AgentJobs` runs an agent as the jobs of the
+one batch path (`rg.run_agents` and `rg.generate` to disk, Ray actors); `agent_rollouts` returns the rollouts of a
+list of rows on a running proxy (TRL's `rg.trl.agent_rollout_func`).
 
 `agent(row, base_url, api_key)` may be a function (run in a thread, so it may block) or an async function: your
 own code, run as it is (agent CLIs and other programs a policy steers run in their task's sandbox:
@@ -14,24 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from rollgym.engines.default_model import DEFAULT_MODEL
+from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.tasks import task_id_of
-from rollgym.envs.sandbox import SandboxError
-from rollgym.errors import UsageError
+from rollgym.errors import SandboxError, UsageError
 from rollgym.proxy.server import RecordingProxy
 from rollgym.proxy.session import ProxySession
 from rollgym.proxy.store import ProxySettings
-from rollgym.rollouts.generate import write_run
-from rollgym.rollouts.loop import env_failure_category
-from rollgym.rollouts.policy import Policy, as_policy
+from rollgym.rollouts.jobs import LocalExecutor, RolloutJob, RunSpec
 from rollgym.rollouts.records import ErrorRecord, Rollout
-from rollgym.rollouts.stopping import sigterm_cancels_this_task
-from rollgym.rollouts.summary import RunSummary
-from rollgym.rollouts.tasks import load_tasks
 
 Agent = Callable[[dict, str, "str | None"], Any]
 #: reward(row, agent_output, rollout) -> float, or (float, {component: float}); may be async.
@@ -58,6 +51,108 @@ def pick_rollout(sess: ProxySession) -> Rollout | None:
     return main
 
 
+async def run_agent(
+    proxy: Any,
+    agent: Agent,
+    job: RolloutJob,
+    group_id: str,
+    *,
+    reward: Reward | None = None,
+    timeout_s: float | None = None,
+    sessions_out: list | None = None,
+) -> Rollout:
+    """One agent run: `agent` on `job`'s row against a session of its own; the session's main segment as the job's
+    rollout, graded by `reward`. A crashing or timed-out agent, or a reward that cannot grade, is an errored rollout."""
+    sess = proxy.session(task_id=job.task_id, group_id=group_id, row_index=job.task_index)
+    if sessions_out is not None:
+        sessions_out.append(sess)
+    output, error = None, None
+    try:
+        output = await asyncio.wait_for(_call(agent, job.task, sess.base_url, proxy.api_key), timeout_s)
+    except TimeoutError:  # a thread-run agent keeps running; its later calls stay in the session
+        error = ErrorRecord(category="timeout", type="TimeoutError", message=f"the agent exceeded {timeout_s}s")
+    except Exception as exc:  # noqa: BLE001 - a crashing agent is data, not a crashed batch
+        # the agent's own failure, unless the error names its category (a timeout) or is its sandbox's
+        named = getattr(exc, "category", None) or isinstance(exc, SandboxError)
+        error = ErrorRecord.of(exc, None if named else "agent")
+    rollout = pick_rollout(sess) or sess.error_rollout("agent", "the agent made no model calls")
+    rollout.task_id, rollout.group_id, rollout.sample_index = job.task_id, group_id, job.sample_index
+    if error is not None:
+        rollout.error, rollout.stop_reason = error, "error"
+    elif rollout.error is None and reward is not None:
+        try:
+            value = await _call(reward, job.task, output, rollout)
+            score, components = value if isinstance(value, tuple) else (value, {})
+            rollout.reward = float(score)
+            rollout.reward_components = {k: float(v) for k, v in components.items()}
+        except Exception as exc:  # noqa: BLE001 - grading that could not run (a SandboxError) is infrastructure, retried
+            rollout.error, rollout.stop_reason = ErrorRecord.of(exc), "error"
+    if output is not None:
+        rollout.meta["agent_output"] = str(output)[-2000:]
+    return rollout
+
+
+class AgentJobs:
+    """A `JobRunner`: an agent on each job's row, each run on its own session of a recording proxy (the one given, or
+    one this process starts on first use serving the call's policy: on a Ray actor, the actor's own engine)."""
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        reward: Reward | None = None,
+        settings: ProxySettings | None = None,
+        timeout_s: float | None = None,
+        proxy: Any = None,
+        sessions_out: list | None = None,
+    ) -> None:
+        self.agent, self.reward, self.settings, self.timeout_s = agent, reward, settings, timeout_s
+        self.sessions_out = sessions_out
+        self._given = proxy
+        self._proxy: Any = proxy
+        self._runner: Any = None
+        self._lock: asyncio.Lock | None = None
+
+    def __getstate__(self) -> dict[str, Any]:  # what travels to a Ray actor: the settings, not this process's proxy
+        if self._given is not None:
+            raise UsageError("agent jobs on a proxy of this process cannot run elsewhere")
+        return {**self.__dict__, "_proxy": None, "_runner": None, "_lock": None}
+
+    def resolve(self) -> Agent:
+        """The agent to call per row (a subclass resolves names and specs: `rollgym.agents`)."""
+        return self.agent
+
+    async def _started(self, spec: RunSpec) -> Any:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._runner is None:
+                self._runner = self.resolve()
+            if self._proxy is None:
+                self._proxy = await RecordingProxy(spec.policy, settings=self.settings).start()
+        return self._proxy
+
+    async def __call__(self, job: RolloutJob, spec: RunSpec) -> Rollout:
+        proxy = await self._started(spec)
+        rollout = await run_agent(
+            proxy,
+            self._runner,
+            job,
+            job.group_id(spec.group_prefix),
+            reward=self.reward,
+            timeout_s=self.timeout_s,
+            sessions_out=self.sessions_out,
+        )
+        if isinstance(spec.env, str):
+            rollout.env_id = spec.env
+        return rollout
+
+    async def close(self) -> None:
+        proxy, self._proxy = self._proxy, self._given
+        if proxy is not None and proxy is not self._given:
+            await proxy.stop()  # (the policy is the call's: its owner closes it)
+
+
 async def agent_rollouts(
     proxy: Any,
     agent: Agent,
@@ -74,108 +169,28 @@ async def agent_rollouts(
 ) -> list[Rollout]:
     """Run `agent` once per row against its own session of `proxy`; one `Rollout` per row, in order (each also
     given to `on_result` as it finishes). A row's id (`task_ids`, else its own) names its group unless `group_ids`
-    says otherwise; `sample_indexes` number the runs of one task."""
+    says otherwise; `sample_indexes` number the runs of one task. The rows are jobs of the one batch path
+    (`rollgym.rollouts.jobs`), run by its local executor."""
     if concurrency < 1:
         raise UsageError("concurrency must be >= 1")
-    gate = asyncio.Semaphore(concurrency)
+    jobs = [
+        RolloutJob(
+            i,
+            task_ids[i] if task_ids else task_id_of(row, i),
+            sample_indexes[i] if sample_indexes is not None else 0,
+            row,
+            group_ids[i] if group_ids else None,
+        )
+        for i, row in enumerate(rows)
+    ]
+    runner = AgentJobs(agent, reward=reward, timeout_s=timeout_s, proxy=proxy, sessions_out=sessions_out)
+    spec = RunSpec(env=None, policy=proxy.policy, limits=None, sampling=SamplingParams(), job_runner=runner)
+    results: dict[int, Rollout] = {}
 
-    async def one(i: int, row: dict) -> Rollout:
-        async with gate:
-            task_id = task_ids[i] if task_ids else task_id_of(row, i)
-            group = group_ids[i] if group_ids else task_id
-            sess = proxy.session(task_id=task_id, group_id=group, row_index=i)
-            if sessions_out is not None:
-                sessions_out.append(sess)
-            output, error = None, None
-            try:
-                output = await asyncio.wait_for(_call(agent, row, sess.base_url, proxy.api_key), timeout_s)
-            except TimeoutError:  # a thread-run agent keeps running; its later calls stay in the session
-                error = ErrorRecord(category="timeout", type="TimeoutError", message=f"the agent exceeded {timeout_s}s")
-            except Exception as exc:  # noqa: BLE001 - a crashing agent is data, not a crashed batch
-                # the agent's own failure, unless the error names its category (a timeout) or is its sandbox's
-                named = getattr(exc, "category", None) or isinstance(exc, SandboxError)
-                category = env_failure_category(exc) if named else "agent"
-                error = ErrorRecord(category=category, type=type(exc).__name__, message=str(exc)[:2000])
-            rollout = pick_rollout(sess) or sess.error_rollout("agent", "the agent made no model calls")
-            rollout.task_id, rollout.group_id = task_id, group
-            if sample_indexes is not None:
-                rollout.sample_index = sample_indexes[i]
-            if error is not None:
-                rollout.error, rollout.stop_reason = error, "error"
-            elif rollout.error is None and reward is not None:
-                try:
-                    value = await _call(reward, row, output, rollout)
-                    score, components = value if isinstance(value, tuple) else (value, {})
-                    rollout.reward = float(score)
-                    rollout.reward_components = {k: float(v) for k, v in components.items()}
-                except Exception as exc:  # noqa: BLE001 - grading that could not run (a SandboxError) is infrastructure, retried
-                    rollout.error = ErrorRecord(
-                        category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)[:2000]
-                    )
-                    rollout.stop_reason = "error"
-            if output is not None:
-                rollout.meta["agent_output"] = str(output)[-2000:]
-            if on_result is not None:
-                on_result(rollout)
-            return rollout
+    def collect(ti: int, _si: int, rollout: Rollout) -> None:
+        results[ti] = rollout
+        if on_result is not None:
+            on_result(rollout)
 
-    return list(await asyncio.gather(*(one(i, row) for i, row in enumerate(rows))))
-
-
-def run_agents(
-    agent: Agent,
-    tasks: str | Iterable[dict] | None = None,
-    policy: Policy | str = DEFAULT_MODEL,
-    *,
-    out: str | Path,
-    env: str = "rollgym/SWE-v0",
-    num_tasks: int | None = None,
-    n: int = 1,
-    reward: Reward | None = None,
-    concurrency: int = 8,
-    timeout_s: float | None = None,
-    settings: ProxySettings | None = None,
-    resume: bool = False,
-    retry_errors: bool = True,
-    console: Any = None,
-) -> RunSummary:
-    """A black-box agent over a batch, to disk, as `rollgym.generate` does for the rollout loop: `n` runs of `agent`
-    per task row, each on its own session of one recording proxy serving `policy`; every rollout appended to
-    `out/rollouts.jsonl` as it finishes (resume with `resume=True`: pairs already there are skipped, infrastructure
-    failures run again), `out/summary.json` written, the summary returned. Ctrl-C or SIGTERM stop it with what
-    finished on disk. `tasks` as `rollgym.load_tasks` takes them (`env` names the environment whose tasks they are,
-    for None or "bundled"); `reward(row, output, rollout)` scores each run (`rollgym.swe_reward` for an SWE diff).
-    """
-    rows = load_tasks(env, tasks, num_tasks=num_tasks)
-
-    async def run() -> RunSummary:
-        pol, owned = as_policy(policy)
-
-        async def produce(skip: frozenset[tuple[str, int]], on_result: Callable[[Rollout], None]) -> None:
-            jobs = [(task_id_of(row, i), s, row) for i, row in enumerate(rows) for s in range(n)]
-            jobs = [j for j in jobs if (j[0], j[1]) not in skip]
-            if not jobs:
-                return
-            ids = [tid for tid, _, _ in jobs]
-            async with RecordingProxy(pol, settings=settings) as proxy:
-                await agent_rollouts(
-                    proxy,
-                    agent,
-                    [row for _, _, row in jobs],
-                    reward=reward,
-                    concurrency=concurrency,
-                    timeout_s=timeout_s,
-                    task_ids=ids,
-                    group_ids=ids,
-                    sample_indexes=[s for _, s, _ in jobs],
-                    on_result=on_result,
-                )
-
-        with sigterm_cancels_this_task():  # SIGTERM unwinds as Ctrl-C does: sessions closed, output flushed
-            try:
-                return await write_run(out, rows, n, produce, resume=resume, retry_errors=retry_errors, console=console)
-            finally:
-                if owned:
-                    await pol.aclose()
-
-    return asyncio.run(run())
+    await LocalExecutor().run(spec, jobs, concurrency=concurrency, on_result=collect)
+    return [results[i] for i in range(len(jobs))]

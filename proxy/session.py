@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollgym.proxy.matching import explain_mismatch, message_key, reply_difference
-from rollgym.rollouts.records import ErrorCategory, ErrorRecord, Rollout, Turn
+from rollgym.rollouts.records import MAX_ERROR_MESSAGE, ErrorCategory, ErrorRecord, Rollout, Turn, errored_rollout
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 from rollgym.version import __version__
 
@@ -245,7 +245,7 @@ class ProxySession:
                     "call": len(self.calls),
                     "category": kind,
                     "type": type(exc).__name__,
-                    "message": str(exc)[:2000],
+                    "message": str(exc)[:MAX_ERROR_MESSAGE],
                     "status": status,
                     "time": time.time(),
                 }
@@ -305,14 +305,13 @@ class ProxySession:
         """A rollout standing for a session that produced nothing usable (e.g. the agent crashed first)."""
         text = exc if isinstance(exc, str) else f"{exc}"
         kind = "Error" if isinstance(exc, str) else type(exc).__name__
-        return Rollout(
+        return errored_rollout(
+            ErrorRecord(category=category, type=kind, message=text),
             task_id=str(self.metadata.get("task_id", "")),
-            stop_reason="error",
             engine=self.engine_name,
             model=self.model,
             token_exact=self.token_exact,
             meta={"proxy_session": self.id},
-            error=ErrorRecord(category=category, type=kind, message=text[:2000]),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from rollgym.rollouts.records import Rollout
 
 
 async def run_rollouts(
-    env: str | EnvFactory,
+    env: str | EnvFactory | None,
     tasks: Iterable[dict],
     policy: Policy | str,
     *,
@@ -55,10 +55,13 @@ async def run_rollouts(
     actors on a local Ray instance. Each actor builds its own engine from the policy's spec (a network
     engine such as a vLLM server is shared). `executor` runs them on any `Executor` instead. `keep=False`
     returns nothing and keeps nothing (long offline runs stream through `on_result` in constant memory).
-    `job_runner` runs each job instead of the rollout loop (agent CLIs in their sandboxes: `rollgym.run_agents`).
+    `job_runner` runs each job instead of the rollout loop (agents: `rollgym.run_agents`); `env` None: its jobs need
+    no environment.
     """
     if n < 1 or concurrency < 1 or workers < 1:
         raise UsageError("n, concurrency and workers must be >= 1")
+    if env is None and job_runner is None:
+        raise UsageError("run_rollouts needs an environment (an id or a factory) unless a job runner runs the jobs")
     runner = executor_for(executor, ray=ray, workers=workers)
     sampling = check_sampling(sampling)
     policy, owned = as_policy(policy)

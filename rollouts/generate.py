@@ -104,7 +104,7 @@ async def write_run(
 
 async def generate_to_dir(
     *,
-    env: str | EnvFactory,
+    env: str | EnvFactory | None,
     tasks: list[dict[str, Any]],
     policy: Policy | str,
     out: str | Path,
@@ -144,7 +144,7 @@ async def generate_to_dir(
 
 
 def generate(
-    env: str,
+    env: str | None,
     policy: Policy | str = DEFAULT_MODEL,
     *,
     out: str | Path,
@@ -169,7 +169,7 @@ def generate(
     `retry_errors=False`; the agent's own failures never do. `workers` and `ray` as in `run_rollouts` (Ray
     actors). `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
     environment's own `default_tasks`); `env_kwargs` go to the environment's constructor; `job_runner` runs each job
-    instead of the rollout loop (`rollgym.run_agents` runs agent CLIs this way). Call it from
+    instead of the rollout loop (`rollgym.run_agents` runs agents this way; `env` None: its jobs need none). Call it from
     synchronous code: it runs its own event loop, so an engine the policy builds for it is closed when it
     returns (the policy builds another on its next use).
     """

@@ -16,9 +16,9 @@ from typing import Any, Protocol
 from rollgym.engines.base import SamplingParams
 from rollgym.errors import UsageError
 from rollgym.limits import Limits
-from rollgym.rollouts.loop import env_failure_category, run_rollout
+from rollgym.rollouts.loop import run_rollout
 from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.records import ErrorRecord, Rollout
+from rollgym.rollouts.records import ErrorRecord, Rollout, errored_rollout
 
 EnvFactory = Callable[[], Any]
 #: Called with (task index, sample index, rollout) as each rollout finishes.
@@ -33,11 +33,16 @@ class RolloutJob:
     task_id: str
     sample_index: int
     task: dict
+    group: str | None = None  # the group's id when it is not the call's prefix + the task id (TRL's prompt groups)
 
     @property
     def key(self) -> tuple[int, int]:
         """(task index, sample index): unique within a batch."""
         return self.task_index, self.sample_index
+
+    def group_id(self, prefix: str = "") -> str:
+        """The id of the GRPO group this job's rollout belongs to."""
+        return self.group if self.group is not None else f"{prefix}{self.task_id}"
 
 
 @dataclass
@@ -45,7 +50,7 @@ class RunSpec:
     """What every job of one call runs with: the environment, the policy and the options (pickled once per call
     for remote executors: a policy made from a spec travels as its spec)."""
 
-    env: str | EnvFactory
+    env: str | EnvFactory | None  # None: the job runner needs no environment (an agent callable run as it is)
     policy: Policy
     limits: Limits | None
     sampling: SamplingParams
@@ -84,10 +89,12 @@ def env_factory_for(env: str | EnvFactory, **env_kwargs: Any) -> tuple[EnvFactor
 
 
 def prepare_tasks(
-    env: str | EnvFactory, tasks: Sequence[dict], env_kwargs: dict | None = None
+    env: str | EnvFactory | None, tasks: Sequence[dict], env_kwargs: dict | None = None
 ) -> dict[str, BaseException]:
     """The environment's `prepare_tasks` on a batch's tasks (their images pulled or built before any rollout
     starts): the task ids that cannot run, with why. A factory that is not an `Env` class prepares nothing."""
+    if env is None:
+        return {}
     if isinstance(env, str):
         from rollgym.envs import make
 
@@ -104,22 +111,20 @@ def prepare_tasks(
     return prepare(list(tasks), log=lambda _m: None)
 
 
-def errored_rollout(job: RolloutJob, env_id: str, group_prefix: str, error: ErrorRecord) -> Rollout:
+def job_rollout(job: RolloutJob, env_id: str, group_prefix: str, error: ErrorRecord) -> Rollout:
     """The rollout of a job that never ran an episode, recorded as `error` in its group."""
-    return Rollout(
+    return errored_rollout(
+        error,
         env_id=env_id,
         task_id=job.task_id,
-        group_id=f"{group_prefix}{job.task_id}",
+        group_id=job.group_id(group_prefix),
         sample_index=job.sample_index,
-        stop_reason="error",
-        error=error,
     )
 
 
 def failed_job(job: RolloutJob, env_id: str, group_prefix: str, exc: BaseException) -> Rollout:
-    """The rollout of a job whose task could not be prepared: recorded as that failure, never run."""
-    error = ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)[:2000])
-    return errored_rollout(job, env_id, group_prefix, error)
+    """The rollout of a job whose task could not be prepared or run: recorded as that failure, never run."""
+    return job_rollout(job, env_id, group_prefix, ErrorRecord.of(exc))
 
 
 def sample_seed(seed: int | None, task_index: int, sample_index: int) -> int | None:
@@ -129,7 +134,7 @@ def sample_seed(seed: int | None, task_index: int, sample_index: int) -> int | N
 
 async def run_job(factory: EnvFactory, env_id: str, job: RolloutJob, spec: RunSpec) -> Rollout:
     """One (task, sample): a fresh environment, one episode, its seed derived from the pair; never raises (but on cancel)."""
-    group = f"{spec.group_prefix}{job.task_id}"
+    group = job.group_id(spec.group_prefix)
     if spec.job_runner is not None:
         try:
             rollout = await spec.job_runner(job, spec)
@@ -140,14 +145,7 @@ async def run_job(factory: EnvFactory, env_id: str, job: RolloutJob, spec: RunSp
     try:
         instance = factory()
     except Exception as exc:  # noqa: BLE001 - a broken factory is one errored rollout, not a crashed batch
-        rollout = Rollout(
-            env_id=env_id,
-            task_id=job.task_id,
-            group_id=group,
-            sample_index=job.sample_index,
-            stop_reason="error",
-            error=ErrorRecord(category=env_failure_category(exc), type=type(exc).__name__, message=str(exc)),
-        )
+        rollout = failed_job(job, env_id, spec.group_prefix, exc)
     else:
         seed = sample_seed(spec.sampling.seed, job.task_index, job.sample_index)
         rollout = await run_rollout(
@@ -166,6 +164,10 @@ async def run_job(factory: EnvFactory, env_id: str, job: RolloutJob, spec: RunSp
     return rollout
 
 
+def _no_environment() -> Any:
+    raise UsageError("this call has no environment: only a job runner can run its jobs")
+
+
 #: Rollouts admitted per turn of the event loop. Each starts with a burst of work that does not wait (its environment
 #: reset, its prompt rendered) before its first request; admitting them all in one turn of the loop kept it from
 #: answering anything else for as long as thousands of those bursts took (seconds at 65,000 rollouts).
@@ -181,7 +183,10 @@ class LocalExecutor:
 
     async def run(self, spec: RunSpec, jobs: Sequence[RolloutJob], *, concurrency: int, on_result: OnResult) -> None:
         spec.policy.engine  # noqa: B018 - an engine that cannot be built fails the call, not every rollout
-        factory, env_id = env_factory_for(spec.env, **(spec.env_kwargs or {}))
+        if spec.env is None:  # a job runner that needs no environment (an agent callable run as it is)
+            factory, env_id = _no_environment, ""
+        else:
+            factory, env_id = env_factory_for(spec.env, **(spec.env_kwargs or {}))
         gate = asyncio.Semaphore(concurrency)
 
         async def one(job: RolloutJob) -> None:

@@ -10,18 +10,28 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Any, get_args
+from typing import Any
 
 from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.errors import InvalidReplyError, InvalidRewardError
 from rollgym.envs.core.spaces import message_problem
 from rollgym.envs.core.tasks import task_id_of
-from rollgym.errors import SandboxError, UsageError
+from rollgym.errors import UsageError
 from rollgym.limits import Limits
 from rollgym.rollouts.history import common_prefix, record_history_costs
 from rollgym.rollouts.live import publish
 from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.records import ErrorCategory, ErrorRecord, Resample, Rollout, StopReason, ToolCall, Turn
+from rollgym.rollouts.records import (
+    ErrorCategory,
+    ErrorRecord,
+    Resample,
+    Rollout,
+    StopReason,
+    ToolCall,
+    Turn,
+    errored_rollout,
+    failure_category,
+)
 from rollgym.rollouts.turns import generate, record_completion, sampled_turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError
 from rollgym.version import __version__
@@ -47,20 +57,12 @@ class _Stop(Exception):
         self.error, self.truncated, self.scored, self.reward = error, truncated, scored, reward
 
 
-_ERROR_CATEGORIES: tuple[ErrorCategory, ...] = get_args(ErrorCategory)
-
-
 def _error(category: ErrorCategory, exc: BaseException, turn: int | None) -> ErrorRecord:
-    return ErrorRecord(category=category, type=type(exc).__name__, message=str(exc)[:2000], turn=turn)
+    return ErrorRecord.of(exc, category, turn)
 
 
-def env_failure_category(exc: BaseException) -> ErrorCategory:
-    """Sandbox failures (dead container, daemon errors) are told apart from the environment's own; an
-    error that names its category (the disk budget: `disk`) keeps it."""
-    named = getattr(exc, "category", None)
-    if named in _ERROR_CATEGORIES:
-        return named
-    return "sandbox" if isinstance(exc, SandboxError) else "environment"
+#: the category of a failure an environment raised (`ErrorRecord.of` without a category uses it)
+env_failure_category = failure_category
 
 
 def check_sampling(sampling: SamplingParams | None) -> SamplingParams:
@@ -129,13 +131,12 @@ async def run_rollout(
         engine, tokenizer = policy.engine, policy.tokenizer
     except Exception as exc:  # noqa: BLE001 - an engine that cannot be built is this rollout's engine failure, still data
         await asyncio.shield(_close(env))
-        return Rollout(
+        return errored_rollout(
+            _error("engine", exc, None),
             env_id=env_id,
             group_id=group_id,
             sample_index=sample_index,
             task_id=task_id_of(task),
-            stop_reason="error",
-            error=_error("engine", exc, None),
             rollgym_version=__version__,
         )
     token_exact = bool(getattr(engine, "token_exact", True))

@@ -13,11 +13,12 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from rollgym.engines.base import VersionChange
+from rollgym.errors import SandboxError
 
 #: 2: each turn records the weights version that sampled it (`Turn.policy_version`, `Turn.version_changes`), and a
 #: rollout how its prompts were built (`history`, `history_cost`, `Turn.resample`); a version-1 record loads with
@@ -41,6 +42,11 @@ StopReason = Literal[
 ErrorCategory = Literal["engine", "environment", "sandbox", "tokenization", "timeout", "internal", "agent", "disk"]
 
 
+#: The one length rule for a recorded failure's message (a runaway traceback or log stays bounded in every record).
+MAX_ERROR_MESSAGE = 2000
+_ERROR_CATEGORIES: tuple[str, ...] = get_args(ErrorCategory)
+
+
 class ErrorRecord(BaseModel):
     """The record of a failure caught at a boundary (data, not an exception): which boundary, the
     exception's type and message, and the turn."""
@@ -49,6 +55,26 @@ class ErrorRecord(BaseModel):
     type: str
     message: str
     turn: int | None = None
+
+    @field_validator("message")
+    @classmethod
+    def _bounded(cls, message: str) -> str:
+        return message[:MAX_ERROR_MESSAGE]
+
+    @classmethod
+    def of(cls, exc: BaseException, category: ErrorCategory | None = None, turn: int | None = None) -> ErrorRecord:
+        """The record of `exc`: its category as given, else the one it names (`exc.category`), else `sandbox` for a
+        sandbox failure and `environment` for anything else an environment raised."""
+        return cls(category=category or failure_category(exc), type=type(exc).__name__, message=str(exc), turn=turn)
+
+
+def failure_category(exc: BaseException) -> ErrorCategory:
+    """Sandbox failures (dead container, daemon errors) are told apart from the environment's own; an error that
+    names its category (the disk budget: `disk`) keeps it."""
+    named = getattr(exc, "category", None)
+    if named in _ERROR_CATEGORIES:
+        return named
+    return "sandbox" if isinstance(exc, SandboxError) else "environment"
 
 
 class ToolCall(BaseModel):
@@ -250,3 +276,9 @@ class Rollout(BaseModel):
     def key(self) -> tuple[str, int]:
         """(task id, sample index): what `--resume` matches on."""
         return (self.task_id, self.sample_index)
+
+
+def errored_rollout(error: ErrorRecord, **fields: Any) -> Rollout:
+    """The one way a rollout that failed before or outside the loop is recorded: `stop_reason` "error", `error`, and
+    the identifying `fields` it has (env_id, task_id, group_id, sample_index, engine, ...)."""
+    return Rollout(stop_reason="error", error=error, **fields)

@@ -25,7 +25,7 @@ from rollgym.integrations.ray.config import RayConfig
 from rollgym.integrations.ray.ledger import drop_owner, end_ledger
 from rollgym.integrations.ray.pool import Member, acquire, forget, release
 from rollgym.integrations.ray.spec import ActorSpec, prefetch_for, split_slots
-from rollgym.rollouts.jobs import OnResult, RolloutJob, RunSpec, errored_rollout
+from rollgym.rollouts.jobs import OnResult, RolloutJob, RunSpec, job_rollout
 from rollgym.rollouts.records import ErrorRecord, Rollout
 
 #: How long stopping actors may take, together, to release their environments.
@@ -36,7 +36,7 @@ MAX_REPLACEMENTS = 2
 
 def errored(job: RolloutJob, env_id: str, group_prefix: str, kind: str, why: str) -> Rollout:
     """An errored rollout (`internal` category) for a job the infrastructure lost."""
-    return errored_rollout(job, env_id, group_prefix, ErrorRecord(category="internal", type=kind, message=why))
+    return job_rollout(job, env_id, group_prefix, ErrorRecord(category="internal", type=kind, message=why))
 
 
 class _Run:
