@@ -174,24 +174,48 @@ def _no_environment() -> Any:
 ADMITTED_PER_TICK = 64
 
 
+def env_name(env: str | EnvFactory | None) -> str:
+    """The id a call's rollouts record for `env`: a registered id as it is, a factory's name, "" for none."""
+    if env is None or isinstance(env, str):
+        return env or ""
+    return getattr(env, "__name__", type(env).__name__)
+
+
 class LocalExecutor:
-    """Every job in this event loop, at most `concurrency` at once (the default executor).
+    """Every job in this event loop, at most `concurrency` at once per call, and at most `limit` at once across all the
+    calls that share this executor (an asynchronous trainer's worker runs each GRPO group as a call).
 
     Jobs are admitted as slots free up, at most `ADMITTED_PER_TICK` per turn of the event loop: a batch holds
     `concurrency` rollout tasks at a time, not one per job, and the loop stays responsive while a large batch starts.
     """
 
+    limit: int | None = None
+    _shared: asyncio.Semaphore | None = None
+
+    def __init__(self, limit: int | None = None) -> None:
+        if limit is not None and limit < 1:
+            raise UsageError("an executor's limit must be >= 1")
+        self.limit = limit
+        self._shared: asyncio.Semaphore | None = None  # made in the event loop of the first call
+
     async def run(self, spec: RunSpec, jobs: Sequence[RolloutJob], *, concurrency: int, on_result: OnResult) -> None:
         spec.policy.engine  # noqa: B018 - an engine that cannot be built fails the call, not every rollout
-        if spec.env is None:  # a job runner that needs no environment (an agent callable run as it is)
-            factory, env_id = _no_environment, ""
+        if spec.job_runner is not None:  # the runner makes what its jobs need
+            factory, env_id = _no_environment, env_name(spec.env)
         else:
+            assert spec.env is not None  # run_rollouts refuses a call with neither
             factory, env_id = env_factory_for(spec.env, **(spec.env_kwargs or {}))
-        gate = asyncio.Semaphore(concurrency)
+        if self.limit is not None and self._shared is None:
+            self._shared = asyncio.Semaphore(self.limit)
+        shared, gate = self._shared, asyncio.Semaphore(concurrency)
 
         async def one(job: RolloutJob) -> None:
             try:
-                rollout = await run_job(factory, env_id, job, spec)
+                if shared is None:
+                    rollout = await run_job(factory, env_id, job, spec)
+                else:
+                    async with shared:
+                        rollout = await run_job(factory, env_id, job, spec)
                 on_result(job.task_index, job.sample_index, rollout)
             finally:
                 gate.release()

@@ -1,10 +1,12 @@
 """The worker's event loop: GRPO groups produced without end, scored, and pushed to the trainer as samples.
 
-Up to `concurrency` rollouts run at once; a new group starts as soon as there is room for it, so the engine never
-waits for a group's slowest rollout. Each rollout runs as its own task through the core's `run_job` (exactly as
-`rg.run_rollouts` runs it: its own environment, its own seed), so it can be stopped alone: when the trainer's version
-moves past a running rollout's oldest token by more than `max_staleness`, that rollout is aborted (its environment
-released by the loop's cancellation path), written to `out` as what it was, and run again. A group is scored once
+Each group is one call of an executor, the one batch path every run takes: the local executor shared by every group
+(at most `concurrency` rollouts at once across them; a new group starts as soon as there is room for it, so the
+engine never waits for a group's slowest rollout), or Ray's. Locally each rollout runs as the core runs a job
+(`run_job`: its own environment, its own seed) in a task of its own (`StaleRestarts`), so it can be stopped alone:
+when the trainer's version moves past a running rollout's oldest token by more than `max_staleness`, that rollout
+is aborted (its environment released by the loop's cancellation path), written to `out` as what it was, and run
+again. A group is scored once
 all its rollouts are in, and its samples go to the trainer together (`outbox.Outbox`).
 """
 
@@ -24,6 +26,7 @@ from rollgym.integrations.trl.async_grpo.outbox import Outbox
 from rollgym.limits import Limits
 from rollgym.rollouts.jobs import (
     Executor,
+    LocalExecutor,
     RolloutJob,
     RunSpec,
     failed_job,
@@ -54,6 +57,21 @@ async def _watched(
     return await run_job(factory, env_id, job, spec)
 
 
+class StaleRestarts:
+    """A `JobRunner` for the local executor: each job run as the core runs it (`run_job`, through the worker's own
+    job runner if it has one), in a task the producer can abort when it goes stale; an aborted run is recorded and
+    started again. Closing it closes nothing: the worker closes its job runner when it stops."""
+
+    def __init__(self, producer: Producer, factory: Callable[[], Any], env_id: str, inner: RunSpec) -> None:
+        self.producer, self.factory, self.env_id, self.inner = producer, factory, env_id, inner
+
+    async def __call__(self, job: RolloutJob, spec: RunSpec) -> Rollout:
+        return await self.producer.rollout(self.factory, self.env_id, job, self.inner)
+
+    async def close(self) -> None:
+        return None
+
+
 class Producer:
     """Runs in the worker's thread, on its event loop; `run()` until `stopping` is set."""
 
@@ -79,9 +97,9 @@ class Producer:
         self.limits, self.sampling, self.env_kwargs, self.job_runner = limits, sampling, env_kwargs, job_runner
         self.config, self.trainer_version, self.outbox = config, trainer_version, outbox
         self.executor, self.remote_policy = executor, remote_policy or policy
+        self.local = LocalExecutor(limit=config.concurrency)  # one bound across every group's call
         self.live: dict[tuple[int, int], Live] = {}
         self.stopped: list[Rollout] = []
-        self._gate = asyncio.Semaphore(config.concurrency)
         self._groups = 0
         self._first_version: int | None = None  # lockstep's count: versions reached, samples pushed, groups running
         self._pushed = self._running = 0
@@ -148,7 +166,8 @@ class Producer:
             elif self.executor is not None:
                 rollouts = await self._on_executor(gid, jobs, spec)
             else:
-                rollouts = list(await asyncio.gather(*(self.rollout(factory, env_id, job, spec) for job in jobs)))
+                local = RunSpec(**{**spec.__dict__, "job_runner": StaleRestarts(self, factory, env_id, spec)})
+                rollouts = await self._run(self.local, local, jobs)
             pushed = await self.outbox.push(gid, task, rollouts, in_flight=len(self.live))
             self._pushed += pushed  # after the await: `+= await` would add to a count read before another group's
         finally:
@@ -160,13 +179,19 @@ class Producer:
         there runs to its end, then `stale` applies to it."""
         started, executor = self.trainer_version(), self.executor
         assert executor is not None  # the caller checked
-        results: dict[int, Rollout] = {}
         remote = RunSpec(**{**spec.__dict__, "policy": self.remote_policy})
-        await executor.run(
-            remote, jobs, concurrency=len(jobs), on_result=lambda _ti, si, rollout: results.__setitem__(si, rollout)
-        )
-        for rollout in results.values():
+        rollouts = await self._run(executor, remote, jobs)
+        for rollout in rollouts:
             rollout.meta["async"] = {"group": gid, "started_version": started}
+        return rollouts
+
+    @staticmethod
+    async def _run(executor: Executor, spec: RunSpec, jobs: list[RolloutJob]) -> list[Rollout]:
+        """A group as one call of `executor`: its rollouts in sample order."""
+        results: dict[int, Rollout] = {}
+        await executor.run(
+            spec, jobs, concurrency=len(jobs), on_result=lambda _ti, si, rollout: results.__setitem__(si, rollout)
+        )
         return [results[k] for k in sorted(results)]
 
     async def _prepare(self, key: str | None, task: dict) -> BaseException | None:
@@ -179,28 +204,28 @@ class Producer:
 
     # --- one rollout, restarted while it goes stale --------------------------------------------------
     async def rollout(self, factory: Callable[[], Any], env_id: str, job: RolloutJob, spec: RunSpec) -> Rollout:
-        """Run `job` to its end; a run aborted for staleness is recorded and started again."""
+        """Run `job` to its end; a run aborted for staleness is recorded and started again (the executor's bound
+        holds the job's slot through its restarts)."""
         while True:
-            async with self._gate:
-                holder: list[Rollout] = []
-                started = self.trainer_version()
-                task = asyncio.create_task(_watched(holder, factory, env_id, job, spec))
-                live = self.live[job.key] = Live(task, holder, started)
-                try:
-                    rollout = await asyncio.shield(task)
-                except asyncio.CancelledError:
-                    if not live.aborted:  # the worker stops: cancel the rollout, keep what it did
-                        task.cancel()
-                        await asyncio.gather(task, return_exceptions=True)
-                        self.stopped += self._partial(live, "the trainer stopped the rollout worker")
-                        raise
+            holder: list[Rollout] = []
+            started = self.trainer_version()
+            task = asyncio.create_task(_watched(holder, factory, env_id, job, spec))
+            live = self.live[job.key] = Live(task, holder, started)
+            try:
+                rollout = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not live.aborted:  # the worker stops: cancel the rollout, keep what it did
+                    task.cancel()
                     await asyncio.gather(task, return_exceptions=True)
-                    for partial in self._partial(live, "aborted: its oldest token went over max_staleness"):
-                        self.outbox.record(partial, "aborted_stale")
-                    self.outbox.metrics.count("aborted_stale")
-                    continue
-                finally:
-                    self.live.pop(job.key, None)
+                    self.stopped += self._partial(live, "the trainer stopped the rollout worker")
+                    raise
+                await asyncio.gather(task, return_exceptions=True)
+                for partial in self._partial(live, "aborted: its oldest token went over max_staleness"):
+                    self.outbox.record(partial, "aborted_stale")
+                self.outbox.metrics.count("aborted_stale")
+                continue
+            finally:
+                self.live.pop(job.key, None)
             rollout.meta["async"] = {"group": job.task_index, "started_version": started}
             return rollout
 
