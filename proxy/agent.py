@@ -46,8 +46,9 @@ def pick_rollout(sess: ProxySession) -> Rollout | None:
         return None
     best = max(range(len(rollouts)), key=lambda i: (len(rollouts[i].turns), i))
     main = rollouts[best]
-    main.meta["segments"] = len(rollouts)
-    main.meta["segment_reasons"] = [r.meta.get("segment_reason") for r in rollouts]
+    if main.proxy is not None:
+        main.proxy.segments = len(rollouts)
+        main.proxy.segment_reasons = [r.proxy.segment_reason if r.proxy else None for r in rollouts]
     return main
 
 
@@ -88,7 +89,7 @@ async def run_agent(
         except Exception as exc:  # noqa: BLE001 - grading that could not run (a SandboxError) is infrastructure, retried
             rollout.error, rollout.stop_reason = ErrorRecord.of(exc), "error"
     if output is not None:
-        rollout.meta["agent_output"] = str(output)[-2000:]
+        rollout.agent_output = str(output)[-2000:]
     return rollout
 
 

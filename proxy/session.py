@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollgym.proxy.matching import explain_mismatch, message_key, reply_difference
-from rollgym.rollouts.records import MAX_ERROR_MESSAGE, ErrorCategory, ErrorRecord, Rollout, Turn, errored_rollout
+from rollgym.rollouts.records import (
+    MAX_ERROR_MESSAGE,
+    ErrorCategory,
+    ErrorRecord,
+    ProxyProvenance,
+    Rollout,
+    Turn,
+    errored_rollout,
+)
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 from rollgym.version import __version__
 
@@ -287,15 +295,15 @@ class ProxySession:
                 model=self.model,
                 token_exact=self.token_exact,
                 rollgym_version=__version__,
-                meta={
-                    "proxy_session": self.id,
-                    "segment": seg.index,
-                    "segment_reason": seg.reason,
-                    "parent_call": seg.parent_call,
-                    "calls": list(seg.calls),
-                    "session_errors": len(errors),
-                    "warnings": [w for c in seg_calls for w in c.warnings],
-                },
+                proxy=ProxyProvenance(
+                    session=self.id,
+                    segment=seg.index,
+                    segment_reason=seg.reason,
+                    parent_call=seg.parent_call,
+                    calls=list(seg.calls),
+                    session_errors=len(errors),
+                    warnings=[w for c in seg_calls for w in c.warnings],
+                ),
             )
             rollout.timings.generate_s = sum(c.generate_s for c in seg_calls)
             out.append(rollout)
@@ -311,7 +319,7 @@ class ProxySession:
             engine=self.engine_name,
             model=self.model,
             token_exact=self.token_exact,
-            meta={"proxy_session": self.id},
+            proxy=ProxyProvenance(session=self.id),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -159,7 +159,7 @@ async def run_job(factory: EnvFactory, env_id: str, job: RolloutJob, spec: RunSp
             sampling=spec.sampling.model_copy(update={"seed": seed}),
         )
     if rollout.task_id and rollout.task_id != job.task_id:  # the row's id is what resume and groups match on
-        rollout.meta["env_task_id"] = rollout.task_id
+        rollout.env_task_id = rollout.task_id
     rollout.task_id = job.task_id
     return rollout
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rollgym.engines.base import VersionChange
 from rollgym.errors import SandboxError
@@ -23,7 +23,9 @@ from rollgym.errors import SandboxError
 #: 2: each turn records the weights version that sampled it (`Turn.policy_version`, `Turn.version_changes`), and a
 #: rollout how its prompts were built (`history`, `history_cost`, `Turn.resample`); a version-1 record loads with
 #: none of them (None, [], "keep", {}, None).
-SCHEMA_VERSION = 2
+#: 3: what rollgym itself records about a rollout's making is typed (`proxy`, `async_worker`, `env_task_id`,
+#: `agent_output`); `meta` is the user's own. A version-2 record's `meta` keys of those load into the typed fields.
+SCHEMA_VERSION = 3
 
 StopReason = Literal[
     "no_tool_call",  # the model answered without a tool call and the environment ended the episode
@@ -169,6 +171,33 @@ def concat_turns(turns: Sequence[Turn], keep_trailing_bridge: bool = False, vers
     return out
 
 
+class ProxyProvenance(BaseModel):
+    """Where a rollout the recording proxy made comes from: its session, the segment (one rollout each) and why that
+    segment started, the session's calls in it, and warnings of those calls."""
+
+    session: str
+    segment: int | None = None
+    segment_reason: str | None = None
+    parent_call: int | None = None
+    calls: list[int] = Field(default_factory=list)
+    session_errors: int = 0
+    warnings: list[str] = Field(default_factory=list)
+    segments: int | None = Field(default=None, description="the session's segments (on the one picked for its row)")
+    segment_reasons: list[str | None] = Field(default_factory=list)
+
+
+class AsyncWorkerRecord(BaseModel):
+    """What the asynchronous rollout worker did with a rollout: its group, the trainer's version when it started and
+    the version it counts as, its staleness, and its fate (pushed, dropped_stale, aborted_stale, stopped, ...)."""
+
+    group: int | None = None
+    started_version: int | None = None
+    model_version: int | None = None
+    staleness: int | None = None
+    reward: float | None = None
+    fate: str | None = None
+
+
 class RolloutTimings(BaseModel):
     """Where one rollout's wall-clock time went, in seconds."""
 
@@ -203,13 +232,38 @@ class Rollout(BaseModel):
     token_exact: bool = True
     rollgym_version: str = ""
     timings: RolloutTimings = Field(default_factory=RolloutTimings)
-    meta: dict[str, Any] = Field(default_factory=dict, description="provenance, e.g. the proxy session and segment")
+    env_task_id: str | None = Field(
+        default=None, description="the environment's own id for the task, when the row's id (task_id) differs"
+    )
+    proxy: ProxyProvenance | None = Field(default=None, description="the proxy session and segment it came from")
+    agent_output: str | None = Field(default=None, description="the end of a black-box agent's own output")
+    async_worker: AsyncWorkerRecord | None = Field(default=None, description="the asynchronous worker's record")
+    meta: dict[str, Any] = Field(default_factory=dict, description="the user's own provenance (rollgym writes none)")
     history: HistoryMode = Field(
         default="keep", description="how each turn's prompt was built: keep (extend) or template"
     )
     history_cost: dict[str, HistoryCost] = Field(
         default_factory=dict, description="samples and tokens under each history choice ('keep', 'template')"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_provenance(cls, data: Any) -> Any:
+        """A version-2 record kept what rollgym wrote about a rollout's making in `meta`: load it into the fields."""
+        if not isinstance(data, dict) or data.get("schema_version", 1) >= 3 or not data.get("meta"):
+            return data
+        data, meta = dict(data), dict(data["meta"])
+        if "env_task_id" in meta:
+            data["env_task_id"] = meta.pop("env_task_id")
+        if "agent_output" in meta:
+            data["agent_output"] = meta.pop("agent_output")
+        if "async" in meta:
+            data["async_worker"] = meta.pop("async")
+        if "proxy_session" in meta:
+            keys = set(ProxyProvenance.model_fields) - {"session"}
+            data["proxy"] = {"session": meta.pop("proxy_session"), **{k: meta.pop(k) for k in keys if k in meta}}
+        data["meta"] = meta
+        return data
 
     # --- derived views ---------------------------------------------------------------------------
     def samples(self) -> list[dict[str, list]]:

@@ -34,8 +34,8 @@ def index_row(i: int, r: Rollout) -> dict[str, Any]:
         "gen_s": round(r.timings.generate_s, 3),
         "env_s": round(r.timings.env_s, 3),
         "wall_s": round(r.timings.wall_s, 3),
-        "segment": r.meta.get("segment"),
-        "session": r.meta.get("proxy_session"),
+        "segment": r.proxy.segment if r.proxy else None,
+        "session": r.proxy.session if r.proxy else None,
     }
 
 
@@ -50,8 +50,8 @@ def token_strip(r: Rollout, prompt_ref: int) -> dict[str, Any]:
     return {
         "prompt": prompt_ref,
         "segment": (
-            f"proxy segment {r.meta['segment']}: {r.meta.get('segment_reason') or 'continued'}"
-            if "segment" in r.meta
+            f"proxy segment {r.proxy.segment}: {r.proxy.segment_reason or 'continued'}"
+            if r.proxy is not None and r.proxy.segment is not None
             else None
         ),
         "turns": [
@@ -67,6 +67,13 @@ def token_strip(r: Rollout, prompt_ref: int) -> dict[str, Any]:
             for t in r.turns
         ],
     }
+
+
+def _provenance(r: Rollout) -> dict[str, Any]:
+    """What rollgym recorded of the rollout's making, flat for the page (the proxy session and segment)."""
+    if r.proxy is None:
+        return {}
+    return {"proxy_session": r.proxy.session, "segment": r.proxy.segment, "segment_reason": r.proxy.segment_reason}
 
 
 def detail(r: Rollout) -> dict[str, Any]:
@@ -87,7 +94,7 @@ def detail(r: Rollout) -> dict[str, Any]:
         "error": r.error.model_dump() if r.error else None,
         "timings": r.timings.model_dump(),
         "sampling": r.sampling,
-        "meta": r.meta,
+        "meta": {**r.meta, **_provenance(r)},
         "initial_messages": r.initial_messages,
         "tools": [_tool_name(t) for t in r.tools],
         "turns": [

@@ -50,7 +50,7 @@ def test_tool_calls_over_turns_continue_one_segment(scripted_proxy, scripts, too
     assert rollout.prompt_ids + view["completion_ids"] == spy.prompts[-1] + sess.calls[-1].completion_ids
     assert len(view["logprobs"]) == len(view["completion_ids"]) == len(view["env_mask"])
     assert rollout.turns[0].env_messages[0]["role"] == "tool" and rollout.turns[0].bridge_ids
-    assert rollout.token_exact and rollout.meta["segment_reason"] == "first call"
+    assert rollout.token_exact and rollout.proxy.segment_reason == "first call"
 
 
 def test_reply_echo_tolerates_dropped_reasoning_and_whitespace(scripted_proxy, scripts):
@@ -95,7 +95,7 @@ def test_history_rewrite_starts_a_new_segment_with_its_reason(scripted_proxy, sc
     client.chat.completions.create(model="m", messages=rewrite(msgs))
     assert [s.reason for s in sess.segments] == ["first call", reason]
     rollouts = sess.rollouts()
-    assert len(rollouts) == 2 and rollouts[1].meta["segment_reason"] == reason
+    assert len(rollouts) == 2 and rollouts[1].proxy.segment_reason == reason
     # the new segment is a fresh render: its prompt is exactly what the engine saw, no reused ids
     assert rollouts[1].prompt_ids == spy.prompts[1] and sess.calls[1].reused_len == 0
 

@@ -86,7 +86,7 @@ async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_pa
         concurrency=2,
     )
     lines = (out / "rollouts.jsonl").read_text().splitlines()
-    assert len(lines) == 4 and all(json.loads(line)["schema_version"] == 2 for line in lines)
+    assert len(lines) == 4 and all(json.loads(line)["schema_version"] == 3 for line in lines)
     assert summary["rollouts"] == 4 and summary["reward_mean"] == 0.5
     assert summary["pass@1"] == 0.5 and summary["errors"] == {}
     assert json.loads((out / "summary.json").read_text())["rollouts"] == 4
@@ -292,7 +292,7 @@ async def test_the_rows_id_is_what_resume_and_groups_use(tool_tok, say, tmp_path
     for _ in range(2):
         await generate_to_dir(env=_OwnIdEnv, tasks=rows, policy=policy, out=tmp_path, n=1, resume=True)
     [rollout] = list(read_rollouts(tmp_path / "rollouts.jsonl"))
-    assert (rollout.task_id, rollout.group_id, rollout.meta["env_task_id"]) == ("row-a", "row-a", "own-row-a")
+    assert (rollout.task_id, rollout.group_id, rollout.env_task_id) == ("row-a", "row-a", "own-row-a")
 
 
 def test_rows_come_from_any_iterable_and_an_empty_batch_sums_to_nothing():

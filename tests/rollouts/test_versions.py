@@ -41,7 +41,7 @@ def test_a_schema_1_record_still_loads_and_new_records_are_schema_2():
         loaded.schema_version == 1 and loaded.turns[0].policy_version is None and loaded.turns[0].version_changes == []
     )
     assert token_versions(loaded, keep_trailing_bridge=True) == [None, None, None] and oldest_version(loaded) is None
-    assert Rollout().schema_version == SCHEMA_VERSION == 2
+    assert Rollout().schema_version == SCHEMA_VERSION == 3
 
 
 def test_token_versions_staleness_and_changes_inside_a_turn():

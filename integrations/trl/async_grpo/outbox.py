@@ -1,5 +1,5 @@
 """What becomes of a finished GRPO group: scored, its trainable samples pushed to the trainer together, and every
-rollout's fate recorded (`meta["async"]["fate"]`, and `out` when the worker writes one) and counted.
+rollout's fate recorded (`async_worker.fate`, and `out` when the worker writes one) and counted.
 
 Not pushed: infrastructure failures (`engine`, `sandbox`, `internal`: not the policy's doing), rollouts with no
 sampled token (TRL's loss needs one per sample), unscored ones (every reward function returned None), and with
@@ -19,7 +19,7 @@ from rollgym.integrations.trl.async_grpo.metrics import WorkerMetrics
 from rollgym.integrations.trl.async_grpo.samples import group_advantages, to_sample, trainable
 from rollgym.integrations.trl.async_grpo.scoring import RewardFunc, score_group
 from rollgym.rollouts.output import RolloutWriter, is_infra_failure
-from rollgym.rollouts.records import Rollout
+from rollgym.rollouts.records import AsyncWorkerRecord, Rollout
 from rollgym.rollouts.versions import changed_inside_a_turn, oldest_version, versions_of
 
 
@@ -72,9 +72,11 @@ class Outbox:
         samples = []
         for i, (rollout, reward, advantage) in enumerate(zip(kept, rewards, advantages, strict=True)):
             oldest = oldest_version(rollout)
-            version = rollout.meta["async"]["started_version"] if oldest is None else oldest
+            record = rollout.async_worker or AsyncWorkerRecord()
+            rollout.async_worker = record
+            version = (record.started_version or 0) if oldest is None else oldest
             staleness = current - version
-            rollout.meta["async"].update(model_version=version, staleness=staleness, reward=reward)
+            record.model_version, record.staleness, record.reward = version, staleness, reward
             if reward is None:
                 self.record(rollout, "unscored")
                 self.metrics.count("unscored")
@@ -112,6 +114,8 @@ class Outbox:
 
     def record(self, rollout: Rollout, fate: str) -> None:
         """Note what became of `rollout` on it, and append it to `out`."""
-        rollout.meta.setdefault("async", {})["fate"] = fate
+        if rollout.async_worker is None:
+            rollout.async_worker = AsyncWorkerRecord()
+        rollout.async_worker.fate = fate
         if self.writer is not None:
             self.writer.write(rollout)

@@ -35,7 +35,7 @@ from rollgym.rollouts.jobs import (
 )
 from rollgym.rollouts.live import watch
 from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.records import ErrorRecord, Rollout
+from rollgym.rollouts.records import AsyncWorkerRecord, ErrorRecord, Rollout
 from rollgym.rollouts.versions import oldest_version
 
 
@@ -182,7 +182,7 @@ class Producer:
         remote = RunSpec(**{**spec.__dict__, "policy": self.remote_policy})
         rollouts = await self._run(executor, remote, jobs)
         for rollout in rollouts:
-            rollout.meta["async"] = {"group": gid, "started_version": started}
+            rollout.async_worker = AsyncWorkerRecord(group=gid, started_version=started)
         return rollouts
 
     @staticmethod
@@ -226,7 +226,7 @@ class Producer:
                 continue
             finally:
                 self.live.pop(job.key, None)
-            rollout.meta["async"] = {"group": job.task_index, "started_version": started}
+            rollout.async_worker = AsyncWorkerRecord(group=job.task_index, started_version=started)
             return rollout
 
     def _partial(self, live: Live, why: str) -> list[Rollout]:
@@ -236,7 +236,7 @@ class Producer:
         rollout = live.holder[-1]
         rollout.stop_reason = "error"
         rollout.error = ErrorRecord(category="internal", type="RolloutStopped", message=why, turn=len(rollout.turns))
-        rollout.meta["async"] = {"started_version": live.started_version}
+        rollout.async_worker = AsyncWorkerRecord(started_version=live.started_version)
         return [rollout]
 
     def enforce_staleness(self) -> None:

@@ -60,7 +60,7 @@ class AsyncRolloutWorker:
     `reward_funcs`: TRL-style reward functions, summed (default: the environment's reward, `rg.env_reward`);
     `weights`: the version the weight transfer moves (shared with it); `job_runner`: runs each rollout instead of the
     loop (an agent CLI through the proxy: `rollgym.agents.jobs.AgentJobs`); `out`: a directory where every
-    rollout is appended to `rollouts.jsonl` as it ends, its fate in `meta["async"]` (pushed, dropped_stale,
+    rollout is appended to `rollouts.jsonl` as it ends, its fate in `async_worker.fate` (pushed, dropped_stale,
     aborted_stale, stopped, ...), viewable with `rollgym view`. The rest (`num_generations`, `concurrency`,
     `max_staleness`, `stale`, `restart_stale`, `queue_maxsize`, `samples_per_version`) is `AsyncRolloutConfig`'s.
     `ray` (a `RayConfig`, an address, True) runs each group on Ray actors kept warm, as `rg.run_rollouts(ray=...)`

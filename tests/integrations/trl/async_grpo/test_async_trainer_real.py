@@ -115,7 +115,7 @@ def test_async_grpo_trains_with_rollgym_s_worker_on_the_real_vllm_server(trainab
     assert first["sample/staleness_max"] == 0 and abs(first["ratio"] - 1.0) < 1e-3, first["ratio"]
 
     rollouts = list(read_rollouts(tmp_path / "rollouts" / "rollouts.jsonl"))
-    pushed = [r for r in rollouts if r.meta["async"]["fate"] == "pushed"]
+    pushed = [r for r in rollouts if r.async_worker.fate == "pushed"]
     assert {r.env_id for r in pushed} == {"rollgym/Calculator-v0", "rollgym/SWE-v0"}
     assert all(t.policy_version is not None for r in pushed for t in r.turns)
     assert all(s.model_version >= 1 for s in worker.pushed)

@@ -83,14 +83,14 @@ def _take(worker, n: int, timeout_s: float = 20.0) -> list:
 def _fates(out: Path) -> dict[str, int]:
     counts: dict[str, int] = {}
     for r in read_rollouts(out / "rollouts.jsonl"):
-        fate = r.meta["async"]["fate"]
+        fate = r.async_worker.fate
         counts[fate] = counts.get(fate, 0) + 1
     return counts
 
 
 def _stale_seen(out: Path) -> bool:
     path = out / "rollouts.jsonl"
-    return path.exists() and any(r.meta["async"].get("staleness") == 1 for r in read_rollouts(path))
+    return path.exists() and any(r.async_worker.staleness == 1 for r in read_rollouts(path))
 
 
 def _all_in_flight(worker, n: int) -> bool:
@@ -121,7 +121,7 @@ def test_groups_are_scored_and_pushed_together_token_exact(tool_tok, say, tmp_pa
     for group in by_group.values():  # one sample right, one wrong: GRPO's advantages +1 and -1
         assert sorted(s.metrics["reward"] for s in group) == [0.0, 1.0]
         assert sorted(round(s.advantage, 6) for s in group) == [-1.0, 1.0]
-    pushed = {r.id: r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.meta["async"]["fate"] == "pushed"}
+    pushed = {r.id: r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.async_worker.fate == "pushed"}
     rows = {tuple(r.token_view()["prompt_ids"] + r.token_view()["completion_ids"]): r for r in pushed.values()}
     for s in samples:
         rollout = rows[tuple(s.input_ids.tolist())]  # the sample is a recorded rollout, id for id
@@ -175,7 +175,7 @@ def test_a_rollout_that_goes_stale_is_aborted_released_written_and_run_again(too
     assert all(s.model_version == 1 for s in samples)
     fates = _fates(tmp_path)
     assert fates.get("aborted_stale", 0) >= 1, fates
-    aborted = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.meta["async"]["fate"] == "aborted_stale"]
+    aborted = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.async_worker.fate == "aborted_stale"]
     assert all(r.error.category == "internal" and r.error.type == "RolloutStopped" and r.turns for r in aborted)
     assert all(t.policy_version == 0 for r in aborted for t in r.turns)
     assert counted.opened == counted.released > 0  # no environment outlived its rollout
@@ -212,8 +212,8 @@ def test_stale_samples_are_dropped_or_kept_and_counted(tool_tok, say, tmp_path, 
     if stale == "drop":
         assert fates.get("dropped_stale", 0) == counted_stale >= 1
     else:
-        kept = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.meta["async"].get("staleness") == 1]
-        assert counted_stale >= 1 and all(r.meta["async"]["fate"] == "pushed" for r in kept) and kept
+        kept = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.async_worker.staleness == 1]
+        assert counted_stale >= 1 and all(r.async_worker.fate == "pushed" for r in kept) and kept
 
 
 def test_stopping_releases_every_environment_and_writes_the_rollouts_in_flight(tool_tok, say, tmp_path, counted):
@@ -227,7 +227,7 @@ def test_stopping_releases_every_environment_and_writes_the_rollouts_in_flight(t
     started = time.time()
     worker.stop()  # what TRL's trainer does when training ends or crashes (its `finally`)
     assert time.time() - started < 10
-    stopped = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.meta["async"]["fate"] == "stopped"]
+    stopped = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.async_worker.fate == "stopped"]
     assert len(stopped) == 4 and all(r.error.type == "RolloutStopped" for r in stopped)  # 2 groups of 2 in flight
     assert any(r.turns for r in stopped)
     assert counted.opened == counted.released == 4
@@ -270,7 +270,7 @@ def test_a_failed_weight_sync_fails_the_rollouts_it_interrupted_and_the_run_goes
         samples = _take(worker, 2)  # later rollouts go on with the old weights
     finally:
         worker.stop()
-    failed = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.meta["async"]["fate"] == "infra_failure"]
+    failed = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.async_worker.fate == "infra_failure"]
     assert failed and all(r.error.category == "engine" and r.error.type == "WeightSyncError" for r in failed)
     assert samples and all(s.model_version == 0 for s in samples)
     assert sum(m.get("rollgym/errors/engine_total", 0) for m in _drain(worker.metrics_queue)) == len(failed)
@@ -319,7 +319,7 @@ def test_sigterm_stops_training_as_ctrl_c_does(tmp_path):
     stopped = [
         json.loads(line)
         for line in (tmp_path / "out" / "rollouts.jsonl").read_text().splitlines()
-        if json.loads(line)["meta"]["async"]["fate"] == "stopped"
+        if json.loads(line)["async_worker"]["fate"] == "stopped"
     ]
     assert stopped and any(r["turns"] for r in stopped)
 
@@ -352,7 +352,7 @@ def test_a_black_box_agent_through_the_proxy_gives_versioned_token_exact_samples
         later = _take(worker, 4)
     finally:
         worker.stop()
-    pushed = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.meta["async"]["fate"] == "pushed"]
+    pushed = [r for r in read_rollouts(tmp_path / "rollouts.jsonl") if r.async_worker.fate == "pushed"]
     rows = {tuple(r.token_view()["prompt_ids"] + r.token_view()["completion_ids"]): r for r in pushed}
     for s in first + later:
         rollout = rows[tuple(s.input_ids.tolist())]  # the sample is the proxy's recorded session, id for id
