@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rollgym.agents.registry import as_agent
+from rollgym.agents.catalog import as_agent
 from rollgym.proxy.agent import Reward, agent_rollouts
 from rollgym.proxy.server import RecordingProxy
 from rollgym.proxy.store import ProxySettings

@@ -20,7 +20,7 @@ import weakref
 from typing import Any
 
 from rollgym.envs.core.env import Env
-from rollgym.envs.core.registry import make
+from rollgym.envs.core.registration import make
 from rollgym.errors import UsageError
 
 #: JSON schema types and the Python types TRL's schema reader maps back to them.
