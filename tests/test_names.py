@@ -49,7 +49,7 @@ def shared_basenames(root: Path) -> dict[str, list[str]]:
     for path in package_modules(root):
         if path.name != "__init__.py":
             by_name[path.name].append(str(path.relative_to(root)))
-    return {name: paths for name, paths in by_name.items() if len(paths) > 1}
+    return {name: sorted(paths) for name, paths in by_name.items() if len(paths) > 1}
 
 
 def test_modules_share_a_name_only_where_it_means_the_same():
