@@ -6,8 +6,8 @@ SandboxedAgent   the spec's CLI on a task row, in the row's sandbox: `await agen
 AGENTS           the built-in agents by name: claude-code, codex, opencode, mini-swe-agent, aider
 """
 
+from rollgym.agents.catalog import AGENTS, agent_spec, as_agent, register_agent
 from rollgym.agents.command import CommandAgent
-from rollgym.agents.registry import AGENTS, agent_spec, as_agent, register_agent
 from rollgym.agents.sandboxed import AgentDiff, AgentFailed, AgentTimedOut, SandboxedAgent
 from rollgym.agents.spec import AgentRun, AgentSpec, agents_cache
 

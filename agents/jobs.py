@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rollgym.agents.registry import as_agent
+from rollgym.agents.catalog import as_agent
 from rollgym.proxy.agent import AgentJobs as ProxyAgentJobs
 from rollgym.proxy.agent import Reward
 from rollgym.proxy.store import ProxySettings

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from rollgym.agents.catalog import as_agent
 from rollgym.agents.jobs import AgentJobs
-from rollgym.agents.registry import as_agent
 from rollgym.agents.sandboxed import SandboxedAgent
 from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.errors import UsageError

@@ -163,7 +163,7 @@ def demo_cmd(
 
     from rollgym.cli.generate import run_generate
     from rollgym.engines import SamplingParams
-    from rollgym.engines.registry import parse_spec
+    from rollgym.engines.specs import parse_spec
     from rollgym.rollouts.output import ROLLOUTS_FILE, read_rollouts
     from rollgym.rollouts.policy import certified_tokenizer
     from rollgym.tokenization import ChatTokenizer

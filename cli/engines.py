@@ -10,7 +10,7 @@ import typer
 
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.errors import BadRequestError, EngineError
-from rollgym.engines.registry import available_engines, make_engine
+from rollgym.engines.specs import available_engines, make_engine
 
 ENGINE_ARG_HELP = (
     "engine constructor argument KEY=VALUE, repeatable; VALUE is read as JSON when it parses (2048, true), "
@@ -35,7 +35,7 @@ def parse_engine_args(pairs: list[str] | None) -> dict[str, Any]:
 
 def list_engines() -> None:
     """List the engine spec schemes (and bare names) `--engine` accepts."""
-    from rollgym.engines.registry import _ALIASES
+    from rollgym.engines.specs import _ALIASES
 
     for scheme in available_engines():
         typer.echo(f"{scheme.scheme + ':':<12} {scheme.example:<48} {scheme.summary}")

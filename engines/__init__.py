@@ -18,7 +18,7 @@ from rollgym.engines.errors import (
     UnknownEngineError,
     UnreachableError,
 )
-from rollgym.engines.registry import available_engines, make_engine, register_alias, register_engine
+from rollgym.engines.specs import available_engines, make_engine, register_alias, register_engine
 
 __all__ = [
     "BadRequestError",

@@ -8,12 +8,14 @@ on first use: it never imports an integration (the import contract in pyproject.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rollgym.engines.base import SamplingParams
+from rollgym.envs.core.wrappers import inner_env, inner_env_and_step_limit
 from rollgym.errors import UsageError
 from rollgym.limits import Limits
 from rollgym.rollouts.loop import run_rollout
@@ -81,8 +83,12 @@ def env_factory_for(env: str | EnvFactory, **env_kwargs: Any) -> tuple[EnvFactor
     if isinstance(env, str):
         from rollgym.envs import make
 
-        make(env, **env_kwargs).close()  # fail fast on unknown ids, with the registry's suggestions
-        return (lambda: make(env, **env_kwargs).unwrapped), env
+        probe = make(env, **env_kwargs)  # fail fast on unknown ids, with the registry's suggestions
+        try:
+            inner_env_and_step_limit(probe)  # and on a wrapper rollgym cannot apply (a registered one), naming it
+        finally:
+            probe.close()
+        return (lambda: make(env, **env_kwargs)), env
     if not callable(env):
         raise UsageError(f"env must be a registered id or a factory (a class or function), got {type(env).__name__}")
     return env, getattr(env, "__name__", type(env).__name__)
@@ -100,7 +106,7 @@ def prepare_tasks(
 
         instance = make(env, **(env_kwargs or {}))
         try:
-            cls = type(instance.unwrapped)
+            cls = type(inner_env(instance))
         finally:
             instance.close()
     else:
@@ -142,9 +148,14 @@ async def run_job(factory: EnvFactory, env_id: str, job: RolloutJob, spec: RunSp
             rollout = failed_job(job, env_id, spec.group_prefix, exc)
         rollout.task_id = job.task_id
         return rollout
+    instance = None
     try:
         instance = factory()
+        inner_env_and_step_limit(instance)  # a wrapper rollgym cannot apply: this job's error, naming the wrapper
     except Exception as exc:  # noqa: BLE001 - a broken factory is one errored rollout, not a crashed batch
+        if instance is not None:
+            with contextlib.suppress(Exception):
+                instance.close()
         rollout = failed_job(job, env_id, spec.group_prefix, exc)
     else:
         seed = sample_seed(spec.sampling.seed, job.task_index, job.sample_index)

@@ -16,6 +16,7 @@ from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.errors import InvalidReplyError, InvalidRewardError
 from rollgym.envs.core.spaces import message_problem
 from rollgym.envs.core.tasks import task_id_of
+from rollgym.envs.core.wrappers import inner_env_and_step_limit
 from rollgym.errors import UsageError
 from rollgym.limits import Limits
 from rollgym.rollouts.history import common_prefix, record_history_costs
@@ -119,12 +120,14 @@ async def run_rollout(
     group_id: str = "",
     sample_index: int = 0,
 ) -> Rollout:
-    """Run one episode of `env` on `task` with `policy`; always return a `Rollout`, never raise (but on cancel).
+    """Run one episode of `env` on `task` with `policy`; always return a `Rollout`, never raise (but on cancel, and
+    `UsageError` for a wrapper it cannot apply).
 
-    `env` is a rollgym `Env` (a gymnasium wrapper around one is unwrapped: the loop uses the async API).
+    `env` is a rollgym `Env`, or gymnasium wrappers around one: a `TimeLimit` ends the episode after its steps
+    (`env_truncated`), the checker and order enforcer `make` adds change nothing, any other raises `UsageError`.
     """
 
-    env = env if hasattr(env, "areset") else env.unwrapped
+    env, max_steps = inner_env_and_step_limit(env)
     limits = limits or Limits()
     sampling = sampling or SamplingParams()
     try:
@@ -157,7 +160,7 @@ async def run_rollout(
     scored = False
     try:
         async with asyncio.timeout(limits.timeout_s):
-            await _episode(env, engine, tokenizer, task, limits, sampling, rollout)
+            await _episode(env, engine, tokenizer, task, limits, sampling, rollout, max_steps)
     except _Stop as stop:
         rollout.stop_reason, rollout.error, rollout.truncated, scored = (
             stop.reason,
@@ -208,8 +211,14 @@ async def _final_reward(env: Any, rollout: Rollout, limits: Limits) -> None:
             rollout.error = _error(env_failure_category(exc), exc, len(rollout.turns))
 
 
-async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: SamplingParams, rollout: Rollout) -> None:
-    """Reset, then turns until a stop; raises `_Stop` with the reason (and an error when one happened)."""
+async def _episode(
+    env, engine, tokenizer, task, limits: Limits, sampling: SamplingParams, rollout: Rollout, max_steps: int | None
+) -> None:
+    """Reset, then turns until a stop; raises `_Stop` with the reason (and an error when one happened).
+
+    `max_steps`: a gymnasium `TimeLimit`'s, the environment steps after which the episode is truncated (scored then
+    by the environment's `compute_reward`, as any episode the loop cuts short)."""
+    env_steps = 0
     t = time.perf_counter()
     try:
         messages, info = await env.areset(options={"task": task} if task is not None else None)
@@ -256,7 +265,7 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
         # nothing and is not recorded).
         recorded: list[Turn] = []
         try:
-            sampled_total += await _turn(
+            sampled, stepped = await _turn(
                 env,
                 engine,
                 tokenizer,
@@ -270,6 +279,11 @@ async def _episode(env, engine, tokenizer, task, limits: Limits, sampling: Sampl
             )
         finally:
             rollout.turns += recorded
+        sampled_total += sampled
+        if max_steps is not None and stepped:  # the environment stepped this turn
+            env_steps += 1
+            if env_steps >= max_steps:
+                raise _Stop("env_truncated", truncated=True)
         if rollout.history == "template" and traj is not None:
             traj, resample = _follow_template(tokenizer, traj, history, tools, rollout.turns[-1], index)
     raise _Stop("max_turns", truncated=True)
@@ -301,9 +315,9 @@ async def _turn(
     position: tuple[int, int, Resample | None],
     sampling: SamplingParams,
     context_bound: bool,
-) -> int:
+) -> tuple[int, bool]:
     """One turn: generate, parse, step the environment, bridge; its `Turn` goes into `recorded` as soon as it has
-    sampled; returns the tokens sampled. Raises `_Stop` when the episode ends (carrying the environment's reward
+    sampled; returns the tokens sampled and whether the environment stepped. Raises `_Stop` when the episode ends (carrying the environment's reward
     when it ended the episode)."""
     index, prompt_len, resample = position
     try:
@@ -344,7 +358,9 @@ async def _turn(
         # Only malformed calls: tell the model, do not bother the environment.
         assert tokenizer is not None  # parsed calls come only from the token path, which has a tokenizer
         reply, reward, terminated, truncated, step_info = [_malformed_reply(parsed, tokenizer)], 0.0, False, False, {}
+        stepped = False
     else:
+        stepped = True
         t = time.perf_counter()
         try:
             reply, reward, terminated, truncated, step_info = await env.astep(action)
@@ -389,7 +405,7 @@ async def _turn(
             turn.bridge_ids = traj.add_messages(reply)
         except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, index)) from None
-    return sampled
+    return sampled, stepped
 
 
 async def rollout(
@@ -409,7 +425,15 @@ async def rollout(
     policy, owned = as_policy(policy)
     policy.engine  # noqa: B018 - an engine that cannot be built fails the call here, before any environment
     env_id = env if isinstance(env, str) else getattr(getattr(env, "spec", None), "id", None) or type(env).__name__
-    instance = make(env).unwrapped if isinstance(env, str) else env
+    instance = make(env) if isinstance(env, str) else env
+    try:
+        inner_env_and_step_limit(instance)  # a wrapper rollgym cannot apply is refused here, not recorded as a failure
+    except UsageError:
+        if isinstance(env, str):
+            instance.close()
+        if owned:
+            await policy.aclose()
+        raise
     try:
         return await run_rollout(
             instance, policy, task, limits=limits, sampling=sampling, env_id=env_id, group_id=task_id_of(task)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rollgym.engines.registry import EngineSpec, parse_spec
+from rollgym.engines.specs import EngineSpec, parse_spec
 from rollgym.errors import UsageError
 from rollgym.rollouts.history import check_history
 from rollgym.tokenization import ChatTokenizer

@@ -22,10 +22,11 @@ def load_tasks(
         return rows[:num_tasks] if num_tasks else rows
     if source in (None, "", "default"):
         from rollgym.envs import Env, make
+        from rollgym.envs.core.wrappers import inner_env
 
         env = make(env_id)
         try:
-            inner = env.unwrapped
+            inner = inner_env(env)
             if not isinstance(inner, Env):  # a plain gymnasium environment: no tasks of its own
                 raise UsageError(f"{env_id} is not a rollgym environment, so it has no default tasks; pass tasks")
             return list(inner.default_tasks(num_tasks or 8))

@@ -11,7 +11,7 @@ from rollgym.envs.core.errors import (
     InvalidTaskError,
     UnknownEnvironmentError,
 )
-from rollgym.envs.core.registry import make, register_env, suggest
+from rollgym.envs.core.registration import make, register_env, suggest
 from rollgym.envs.core.spaces import (
     ChatMessageSpace,
     ChatMessagesSpace,

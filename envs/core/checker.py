@@ -12,6 +12,7 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from rollgym.envs.core.errors import EnvCheckError
 from rollgym.envs.core.spaces import message_problem
 from rollgym.envs.core.tools import ToolCallRecord
+from rollgym.envs.core.wrappers import inner_env
 
 _TEXT_REPLY = {"role": "assistant", "content": "I am done."}
 
@@ -86,9 +87,10 @@ def check_env(env: gymnasium.Env, *, task: dict | None = None) -> None:
     reset gives chat messages, a task id and tool schemas with descriptions; step returns typed
     values; close is idempotent and leaves no sandbox open. Raises `EnvCheckError` naming the problem.
 
-    `task`: a task to reset with for rollgym's own checks (default: the environment's own choice).
+    `task`: a task to reset with for rollgym's own checks (default: the environment's own choice). The environment
+    under gymnasium's wrappers is checked; a wrapper rollgym cannot apply raises `UsageError` naming it.
     """
-    raw = env.unwrapped
+    raw = inner_env(env)  # a wrapper rollgym cannot apply is refused (UsageError), not checked around
     for name in ("areset", "astep", "aclose"):
         if not callable(getattr(raw, name, None)):
             raise _fail(f"{type(raw).__name__} has no async {name}(): subclass rollgym.Env")

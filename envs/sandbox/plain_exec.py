@@ -12,10 +12,10 @@ import docker
 import docker.errors
 import requests.exceptions
 
+from rollgym.envs.sandbox.capture import HeadTailBuffer, render_output
 from rollgym.envs.sandbox.daemon import with_retries
 from rollgym.envs.sandbox.errors import SandboxError
 from rollgym.envs.sandbox.models import ExecResult
-from rollgym.envs.sandbox.output import HeadTailBuffer, render_output
 
 #: The environment variable that marks every process a command starts, so a timeout finds them all.
 MARK = "ROLLGYM_CMD"

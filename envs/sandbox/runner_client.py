@@ -13,9 +13,9 @@ from pathlib import Path
 
 import docker
 
+from rollgym.envs.sandbox.capture import render_output
 from rollgym.envs.sandbox.errors import SandboxError
 from rollgym.envs.sandbox.models import ExecResult
-from rollgym.envs.sandbox.output import render_output
 
 RUNNER_SOURCE = (Path(__file__).parent / "runner_script.py").read_text()
 _LEASE = json.dumps({"op": "lease"}).encode()

@@ -3,12 +3,12 @@
 from rollgym.envs.swe.checkout import checkout_task, working_tree_diff
 from rollgym.envs.swe.grading import GradeResult, GradingInfraError, grade_patch, swe_reward
 from rollgym.envs.swe.images import build_task_images, ensure_task_image, task_image_name
-from rollgym.envs.swe.task import EnvSpec, SWETask, load_bundled_tasks, parse_tasks, swegym_image_name
+from rollgym.envs.swe.task import ImageRecipe, SWETask, load_bundled_tasks, parse_tasks, swegym_image_name
 
 __all__ = [
-    "EnvSpec",
     "GradeResult",
     "GradingInfraError",
+    "ImageRecipe",
     "SWETask",
     "build_task_images",
     "checkout_task",

@@ -1,4 +1,4 @@
-"""Task images: a prebuilt image by name, or one built from an `EnvSpec` (source + injected bug + a
+"""Task images: a prebuilt image by name, or one built from an `ImageRecipe` (source + injected bug + a
 single base commit, so no history past `base_commit`), cached by content hash. The repository is
 writable by any user, so sandboxes may run the agent as a non-root user."""
 
@@ -94,7 +94,7 @@ def task_image_name(task: SWETask) -> str:
 def ensure_task_image(task: SWETask, log=print, client=None) -> str:
     """Make the task's image available on `client`'s daemon (default: the default engine; other Docker hosts
     get it when a sandbox starts there: sandbox/host_images.py): pull a named one, or build it (once) from its
-    `EnvSpec`; a build that finds another base commit is a one-line `WrongBaseCommitError` with the right one."""
+    `ImageRecipe`; a build that finds another base commit is a one-line `WrongBaseCommitError` with the right one."""
     if task.image and task.task_dir:  # a task folder: its Dockerfile builds the row's image when no daemon has it
         if not image_exists(task.image, client):
             build_task_folder_image(task, log=log, client=client)

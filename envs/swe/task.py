@@ -25,8 +25,8 @@ AGENT_USER = "1000:1000"
 SWEBENCH_GRADED = ("swebench", "swebench-legacy", "swe-gym")
 
 
-class EnvSpec(BaseModel):
-    """How to build a repository image for a row without a prebuilt one."""
+class ImageRecipe(BaseModel):
+    """How to build (and test in) a repository image for a row without a prebuilt one: the row's `env_spec` field."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -54,7 +54,7 @@ class SWETask(BaseModel):
     FAIL_TO_PASS: list[str]
     PASS_TO_PASS: list[str] = Field(default_factory=list)
     image_name: str | None = None  # a prebuilt image (SWE-Gym publishes one per instance)
-    env_spec: EnvSpec | None = None
+    env_spec: ImageRecipe | None = None
     # SWE-bench 5 rows describe their own grading (swebench.harness.utils.make_test_spec reads these)
     image: str | None = None  # the row's environment: the agent's sandbox and the grader's container
     eval_script: str | None = None  # run after the patch: applies the test patch, runs the tests between markers

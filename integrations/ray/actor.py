@@ -19,7 +19,7 @@ import sys
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from rollgym.integrations.ray.spec import ActorSpec
+from rollgym.integrations.ray.actor_spec import ActorSpec
 from rollgym.rollouts.jobs import RolloutJob, env_factory_for, run_job
 from rollgym.rollouts.records import Rollout
 

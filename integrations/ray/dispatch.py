@@ -20,11 +20,11 @@ from typing import Any
 
 from rollgym.errors import ClusterLostError, WorkerStartError
 from rollgym.integrations.ray.actor import decode
+from rollgym.integrations.ray.actor_spec import ActorSpec, prefetch_for, split_slots
 from rollgym.integrations.ray.cluster import head_lost, off_loop
 from rollgym.integrations.ray.config import RayConfig
 from rollgym.integrations.ray.ledger import drop_owner, end_ledger
 from rollgym.integrations.ray.pool import Member, acquire, forget, release
-from rollgym.integrations.ray.spec import ActorSpec, prefetch_for, split_slots
 from rollgym.rollouts.jobs import OnResult, RolloutJob, RunSpec, job_rollout
 from rollgym.rollouts.records import ErrorRecord, Rollout
 

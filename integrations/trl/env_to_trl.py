@@ -20,7 +20,9 @@ import weakref
 from typing import Any
 
 from rollgym.envs.core.env import Env
-from rollgym.envs.core.registry import make
+from rollgym.envs.core.errors import EpisodeStateError
+from rollgym.envs.core.registration import make
+from rollgym.envs.core.wrappers import inner_env_and_step_limit
 from rollgym.errors import UsageError
 
 #: JSON schema types and the Python types TRL's schema reader maps back to them.
@@ -34,14 +36,19 @@ _PY_TYPES: dict[str, type] = {
 }
 
 
-def _made(env_id: str, env_kwargs: dict[str, Any]) -> Env:
-    """The rollgym environment `env_id` names, out of gymnasium's wrappers (TRL's calls drive it directly)."""
+def _made(env_id: str, env_kwargs: dict[str, Any]) -> tuple[Env, int | None]:
+    """The rollgym environment `env_id` names, out of gymnasium's wrappers (TRL's calls drive it directly), and the
+    step limit of a `TimeLimit` among them; a wrapper rollgym cannot apply raises `UsageError` naming it."""
     made = make(env_id, **env_kwargs)
-    env = made.unwrapped
+    try:
+        env, max_steps = inner_env_and_step_limit(made)
+    except UsageError:
+        made.close()
+        raise
     if not isinstance(env, Env):
         made.close()
         raise UsageError(f"{env_id!r} makes a {type(env).__name__}, not a rollgym Env: trl_environment needs one")
-    return env
+    return env, max_steps
 
 
 def _method(schema: dict) -> Any:
@@ -78,19 +85,24 @@ class TRLEnvironmentBase:
     _env_kwargs: dict[str, Any] = {}
 
     def __init__(self) -> None:
-        self._env = _made(self._env_id, self._env_kwargs)
+        self._env, self._max_steps = _made(self._env_id, self._env_kwargs)
         self._reward: float | None = None
+        self._steps = 0
         weakref.finalize(self, self._env.close)  # TRL never closes an environment: release its sandbox at the end
 
     def reset(self, **row: Any) -> str:
         """Start an episode on the row's task (its columns but `prompt`); the environment's first messages as text."""
         task = {k: v for k, v in row.items() if k != "prompt"}
         messages, _info = self._env.reset(options={"task": task} if task else None)
-        self._reward = None
+        self._reward, self._steps = None, 0
         return "\n\n".join(str(m.get("content") or "") for m in messages)
 
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
-        """One tool call, as one step of the environment; the tool message's text."""
+        """One tool call, as one step of the environment; the tool message's text. Past a `TimeLimit`'s steps the
+        episode is over (truncated): a call is refused as the environment refuses one after its episode ended."""
+        if self._max_steps is not None and self._steps >= self._max_steps:
+            raise EpisodeStateError(f"the episode was truncated after max_episode_steps={self._max_steps} steps")
+        self._steps += 1
         call = {"id": f"call_{uuid.uuid4().hex[:8]}", "type": "function"}
         call["function"] = {"name": name, "arguments": json.dumps(arguments)}  # pyright: ignore[reportArgumentType]  # the OpenAI tool-call shape
         replies, reward, terminated, truncated, _info = self._env.step(
@@ -111,7 +123,7 @@ class TRLEnvironmentBase:
 def trl_environment(env: str, **env_kwargs: Any) -> type[TRLEnvironmentBase]:
     """An `environment_factory` for TRL's trainers running the registered environment `env` (e.g.
     `"rollgym/SWE-v0"`, `"rollgym/Calculator-v0"`); `env_kwargs` go to its constructor."""
-    probe = _made(env, env_kwargs)
+    probe, _max_steps = _made(env, env_kwargs)
     try:
         schemas = probe.toolset.schemas()
     finally:

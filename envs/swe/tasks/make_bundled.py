@@ -17,7 +17,7 @@ from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, bootstrap_base_im
 from rollgym.envs.sandbox.images import build_image_from_dockerfile
 from rollgym.envs.swe.grading import grade_patch
 from rollgym.envs.swe.images import task_dockerfile
-from rollgym.envs.swe.task import BUNDLED_TASKS, TASKS_DIR, EnvSpec, SWETask
+from rollgym.envs.swe.task import BUNDLED_TASKS, TASKS_DIR, ImageRecipe, SWETask
 
 SDISTS = {
     "inflection": ("inflection-0.5.1.tar.gz", "jpvanhal/inflection", ["test_inflection.py"]),
@@ -120,7 +120,7 @@ def author(bug) -> dict:
         tpath, addition = extra_test
         tsrc = read_member(sdist, tpath)
         test_patch = file_diff(tpath, tsrc, tsrc + addition)
-    spec = EnvSpec(
+    spec = ImageRecipe(
         sdist=sdist_name,
         sdist_sha256=hashlib.sha256(sdist.read_bytes()).hexdigest(),
         bug_patch=file_diff(path, original, bugged),

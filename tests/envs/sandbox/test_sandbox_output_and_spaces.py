@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rollgym.envs.core.spaces import ChatMessageSpace, ChatMessagesSpace, message_problem
-from rollgym.envs.sandbox.output import HeadTailBuffer, clean_text, render_output
+from rollgym.envs.sandbox.capture import HeadTailBuffer, clean_text, render_output
 
 
 @given(st.lists(st.binary(max_size=300), max_size=30), st.integers(min_value=0, max_value=500))

@@ -12,7 +12,7 @@ from ray_support import TASKS, AlwaysCall, MarkedEnvFactory, Solver, WhereEnv, t
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.errors import WorkerStartError
 from rollgym.integrations.ray import RayConfig
-from rollgym.integrations.ray.spec import split_slots
+from rollgym.integrations.ray.actor_spec import split_slots
 from rollgym.limits import Limits
 from rollgym.rollouts.batch import run_rollouts
 from rollgym.rollouts.policy import Policy

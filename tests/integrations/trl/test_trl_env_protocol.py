@@ -187,3 +187,38 @@ def test_the_swe_environment_as_trl_s_environment_factory(base_image):
     del env
     gc.collect()
     assert inner.sandbox is None  # released with the instance (TRL never closes an environment)
+
+
+def test_trl_environment_keeps_a_time_limit():
+    """`max_episode_steps` (gymnasium's `TimeLimit`) ends the episode after that many tool calls, as the environment
+    ends one itself: a later call is refused and the reward is the environment's score where it stopped."""
+    from rollgym.envs.core.errors import EpisodeStateError
+
+    env = rg.trl.trl_environment("rollgym/Calculator-v0", max_episode_steps=1)()
+    task = CalculatorEnv.default_tasks(1)[0]
+    env.reset(**task)
+    assert env.add(a=2, b=3) == "5"
+    with pytest.raises(EpisodeStateError, match="max_episode_steps=1"):
+        env.submit(answer=task["answer"])
+    assert env.get_reward() == 0.0  # nothing was submitted within the limit
+    env.reset(**task)  # a new episode gets its steps back
+    assert "Submitted" in env.submit(answer=task["answer"]) and env.get_reward() == 1.0
+
+
+def test_trl_environment_refuses_a_reward_wrapper_by_name():
+    import gymnasium
+    from gymnasium.envs.registration import WrapperSpec
+
+    env_id = "rollgym/ClippedCalculatorTRL-v0"
+    gymnasium.register(
+        id=env_id,
+        entry_point="rollgym.envs.builtin.calculator:CalculatorEnv",
+        additional_wrappers=(
+            WrapperSpec("ClipReward", "gymnasium.wrappers:ClipReward", {"min_reward": 0.0, "max_reward": 0.5}),
+        ),
+    )
+    try:
+        with pytest.raises(UsageError, match="ClipReward wraps this environment"):
+            rg.trl.trl_environment(env_id)
+    finally:
+        del gymnasium.registry[env_id]

@@ -6,7 +6,7 @@ import pytest
 
 from rollgym.engines.errors import ModelUnavailableError, UnknownEngineError
 from rollgym.engines.openai_chat import OpenAIChatEngine
-from rollgym.engines.registry import available_engines, make_engine
+from rollgym.engines.specs import available_engines, make_engine
 from rollgym.engines.vllm_inprocess import VLLMEngine
 from rollgym.engines.vllm_server import VLLMServerEngine
 

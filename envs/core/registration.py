@@ -16,7 +16,7 @@ def register_env(env_id: str, entry_point: Any, **kwargs: Any) -> None:
     """Register an environment with gymnasium (idempotent); ids look like `rollgym/Name-v0`.
 
     gymnasium's passive environment checker stays on: `make` wraps the environment in it, as for any
-    gymnasium environment (the rollout loop drives `env.unwrapped` through the async API).
+    gymnasium environment (rollgym drives the environment under it through the async API: envs/core/wrappers.py).
     """
     if env_id in gymnasium.registry:
         return
