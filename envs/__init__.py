@@ -23,9 +23,16 @@ from rollgym.envs.core import (
     task_id_of,
     tool,
 )
+from rollgym.envs.core.run_records import register_run_recorder
+from rollgym.envs.core.task_sources import register_task_reader, register_task_source
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
 register_env("rollgym/SWE-v0", "rollgym.envs.swe.env:SWEEnv")
+# What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
+# own sources, and the record of the sandboxes a run starts.
+register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
+register_task_reader("rollgym.envs.swe.task_sources:read_swe_tasks")
+register_run_recorder("rollgym.envs.sandbox.record:record_run")
 
 __all__ = [
     "ChatMessageSpace",
@@ -42,6 +49,9 @@ __all__ = [
     "check_env",
     "make",
     "register_env",
+    "register_run_recorder",
+    "register_task_reader",
+    "register_task_source",
     "task_id_of",
     "tool",
 ]

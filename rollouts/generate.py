@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.default_model import DEFAULT_MODEL
+from rollgym.envs.core.run_records import run_records
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import ClusterLostError
 from rollgym.limits import Limits
@@ -57,7 +58,8 @@ async def write_run(
     """A batch to `out/rollouts.jsonl`, whoever makes the rollouts (the loop, or agents through the proxy): resume
     (pairs already there are skipped, except infrastructure failures when `retry_errors`: those run again), live
     progress, every rollout flushed as it finishes, `out/summary.json`, and `out/sandboxes.jsonl`, the sandboxes the
-    run started and ended (envs/sandbox/record.py); returns the summary."""
+    run started and ended (recorded by the hooks the environments register: envs/core/run_records.py); returns the
+    summary."""
     console = console or Console(stderr=True)
     writer = RolloutWriter(out, resume=resume, retry_errors=retry_errors)
     wanted = {(task_id_of(t, i), s) for i, t in enumerate(tasks) for s in range(n)}
@@ -87,10 +89,8 @@ async def write_run(
         writer.write(rollout)
         progress.update(bar, advance=1, stats=stats.add(rollout))
 
-    from rollgym.envs.sandbox.record import RecordFile, record_path, recording  # the Docker SDK: only when run
-
     try:
-        with progress, recording(RecordFile(record_path(out))):  # the sandboxes it starts, as they start and end
+        with progress, run_records(out):  # what it starts (its sandboxes), recorded as they start and end
             bar = progress.add_task("rollouts", total=len(wanted), completed=already, stats="")
             await produce(frozenset(writer.done), on_result)
     except ClusterLostError as exc:

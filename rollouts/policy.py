@@ -41,7 +41,7 @@ def certified_tokenizer(
         found = library_tokenizer(None, tokenizer) if chat_template is None else None
         tok = found if found is not None else ChatTokenizer(tokenizer, chat_template=chat_template)
     if need_tools and not tok.supports_tools and chat_template is None:
-        from rollgym.rollouts.templates_fallback import chatml_tools_fallback
+        from rollgym.tokenization.tools_fallback import chatml_tools_fallback
 
         tok = chatml_tools_fallback(tok, log=log or (lambda _m: None))
     tok.certify()

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
-from rollgym.envs.core.tasks import read_rows
+from rollgym.envs.core.task_sources import read_task_source
 from rollgym.errors import UsageError
 
 
@@ -32,19 +31,5 @@ def load_tasks(
             return list(inner.default_tasks(num_tasks or 8))
         finally:
             env.close()
-    if source == "bundled":
-        from rollgym.envs.swe.task import load_bundled_tasks
-
-        tasks = [t.model_dump(mode="json") for t in load_bundled_tasks()]
-        return tasks[:num_tasks] if num_tasks else tasks
-    from rollgym.envs.swe.task_folders import is_task_folder, read_task_folders
-
-    if is_task_folder(source):  # an SWE-bench 5 task repo, or one task's folder
-        rows = read_task_folders(source)
-    else:
-        rows = read_rows(source)
-        if Path(source).is_file():
-            from rollgym.envs.swe.task import with_task_file
-
-            rows = with_task_file(rows, source)  # SWE rows: a relative sdist is next to the file, from any directory
+    rows = read_task_source(source)  # a source the environments registered (`bundled`, SWE task folders), or a file
     return rows[:num_tasks] if num_tasks else rows

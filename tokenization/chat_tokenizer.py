@@ -162,10 +162,15 @@ class ChatTokenizer:
     def from_pretrained(
         cls, path: str | os.PathLike, chat_template: str | os.PathLike | None = None, **kwargs
     ) -> ChatTokenizer:
-        """Load a tokenizer directory (or hub id, when a hub is reachable) with its own or a given template."""
-        from transformers import AutoTokenizer
+        """Load a tokenizer directory (or hub id, when a hub is reachable) with its own or a given template.
 
-        return cls(AutoTokenizer.from_pretrained(str(path)), chat_template, **kwargs)
+        The route is the one `Policy`, the CLI and the proxy take (`rollgym.tokenization.loading.load_tokenizer`): a
+        GPT-OSS (Harmony) or Mistral (`tekken.json`) directory without a given `chat_template` returns the
+        library-backed `FormatTokenizer` (openai-harmony, mistral-common), which has this same interface; any other
+        directory a `ChatTokenizer` over its Jinja template."""
+        from rollgym.tokenization.loading import load_tokenizer
+
+        return load_tokenizer(path, chat_template, **kwargs)
 
     # --- rendering -------------------------------------------------------------------------
     def render(

@@ -70,6 +70,14 @@ def recording(sink: Sink | None) -> Iterator[None]:
         _SINK.reset(token)
 
 
+@contextlib.contextmanager
+def record_run(folder: str | Path) -> Iterator[None]:
+    """Record the sandboxes started inside the block into the run folder's record (the run recorder `rollgym.envs`
+    registers, entered by `rollgym.generate` for a whole run)."""
+    with recording(RecordFile(record_path(folder))):
+        yield
+
+
 def current() -> Sink | None:
     """The sink a sandbox created here reports to (None: no record)."""
     return _SINK.get()

@@ -1,55 +1,19 @@
-"""A model directory names its family: GPT-OSS's vocabulary is rendered by openai-harmony, a `tekken.json` by
-mistral-common, everything else by its own Jinja template."""
+"""A model NAME or spec (`smollm2-135m`, `hf:DIR`) resolves to a directory, loaded by the tokenization layer's route
+(tests/tokenization/test_loading.py); the tool-template fallback refuses a template that renders no tool schemas."""
 
 from __future__ import annotations
 
-import json
-import shutil
+import re
 
-from rollgym.cli.vocabularies import o200k_dir, tekken_file
+import pytest
+
 from rollgym.rollouts.policy import Policy
-from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
-from rollgym.tokenization import ChatTokenizer
-from rollgym.tokenization.formats import FormatTokenizer
-from rollgym.tokenization.vocab import harmony_tokenizer
-
-
-def _model_dir(path):
-    path.mkdir()
-    (path / "config.json").write_text(json.dumps({"model_type": "test"}))
-    return path
-
-
-def test_a_gpt_oss_directory_is_rendered_by_harmony_and_its_vocabulary_matches_the_library(tmp_path, family_tok):
-    harmony = family_tok("gpt-oss")
-    hf = harmony_tokenizer(o200k_dir() / "o200k_base.tiktoken", harmony.codec.special_vocab)
-    hf.save_pretrained(_model_dir(tmp_path / "gpt-oss"))
-    tok = load_chat_tokenizer(str(tmp_path / "gpt-oss"))
-    assert isinstance(tok, FormatTokenizer) and tok.codec.name == "harmony"
-    enc = harmony.codec._encoding
-    for text in ["Hello wörld 123456 ", "<|start|>user<|message|>x<|end|>", "  spaces\n\n\tdef f(): return 1 日本"]:
-        assert tok.encode(text) == list(enc.encode(text, allowed_special="all"))  # the HF vocabulary is the library's
-    assert Policy(engine=object(), tokenizer=str(tmp_path / "gpt-oss")).tokenizer.codec.name == "harmony"
-    # A Jinja template given by name wins over the library.
-    from rollgym.tokenization.families import template_text
-
-    jinja = load_chat_tokenizer(str(tmp_path / "gpt-oss"), template_text("gpt_oss.jinja"))
-    assert type(jinja) is ChatTokenizer
-
-
-def test_a_directory_with_tekken_json_is_rendered_by_mistral_common(tmp_path):
-    model = _model_dir(tmp_path / "mistral")
-    shutil.copy(tekken_file("v11"), model / "tekken.json")
-    tok = load_chat_tokenizer(str(model))
-    assert isinstance(tok, FormatTokenizer) and tok.codec.name == "mistral" and tok.codec.version == "v11"
-    assert tok.certify().passed and tok.stop_token_ids == [tok.codec.eos_id]
+from rollgym.rollouts.tokenizer_loading import TokenizerNotFoundError, load_chat_tokenizer
 
 
 def test_a_template_that_renders_no_tool_schemas_is_refused_naming_the_shipped_ones():
     """DeepSeek's own templates write its tool-call format but never show the model its tools."""
     import copy
-
-    import pytest
 
     from rollgym.cli.vocabularies import deepseek_vocabulary
     from rollgym.tokenization import UnsupportedFeatureError
@@ -65,15 +29,13 @@ def test_a_template_that_renders_no_tool_schemas_is_refused_naming_the_shipped_o
         Policy(engine=object(), tokenizer=hf)
 
 
-def test_a_generic_fast_tokenizer_loads_without_torch_and_tokenizes_as_autotokenizer():
-    """AutoTokenizer imports transformers' model configuration code and with it torch (~200 MiB per process that
-    only samples through a server); the generic fast class loads the same tokenizer without it."""
+def test_a_model_name_loads_without_torch_as_its_directory_does():
+    """The embedded model's NAME resolves to its directory, loaded without torch (the generic fast class)."""
     import subprocess
     import sys
 
-    from transformers import AutoTokenizer
-
     from rollgym.engines.default_model import smollm2_dir
+    from rollgym.tokenization import ChatTokenizer
 
     probe = (
         "import sys\n"
@@ -83,10 +45,14 @@ def test_a_generic_fast_tokenizer_loads_without_torch_and_tokenizes_as_autotoken
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.split() == ["False"], done.stdout + done.stderr
+    by_name, by_dir = load_chat_tokenizer("smollm2-135m"), ChatTokenizer.from_pretrained(smollm2_dir())
+    assert by_name.template == by_dir.template and by_name.hf.get_vocab() == by_dir.hf.get_vocab()
+    assert load_chat_tokenizer(f"hf:{smollm2_dir()}").template == by_dir.template
 
-    tok = load_chat_tokenizer("smollm2-135m")
-    auto = AutoTokenizer.from_pretrained(str(smollm2_dir()))
-    text = '<|im_start|>user\nWhat is 12 + 7?<|im_end|>\n<tool_call>{"a": 1}</tool_call>'
-    assert tok.hf.encode(text) == auto.encode(text)
-    assert tok.hf.get_vocab() == auto.get_vocab()
-    assert tok.hf.chat_template == auto.chat_template and tok.hf.all_special_ids == auto.all_special_ids
+
+def test_a_spec_that_names_no_model_is_named_as_written(tmp_path):
+    """The error names what the caller wrote (`hf:DIR`), not only the directory it resolved to."""
+    with pytest.raises(
+        TokenizerNotFoundError, match=re.escape(f"cannot load a tokenizer from 'hf:{tmp_path}/nowhere'")
+    ):
+        load_chat_tokenizer(f"hf:{tmp_path / 'nowhere'}")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rollgym.tokenization import ChatTokenizer, UnsupportedFeatureError
+from rollgym.tokenization.chat_tokenizer import ChatTokenizer
+from rollgym.tokenization.errors import UnsupportedFeatureError
 from rollgym.tokenization.templates import CHATML_TOOLS
 
 
