@@ -43,6 +43,6 @@ def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(tmp_path):
     with open(copy / "rollouts" / "policy.py", "a") as fh:
         fh.write("\n\ndef _trainer():\n    import trl\n\n    return trl\n")
     proc = lint_imports(tmp_path, pythonpath=tmp_path / "site")
-    assert proc.returncode != 0 and "2 broken" in proc.stdout, proc.stdout[-4000:]
+    assert proc.returncode != 0 and " 0 broken" not in proc.stdout, proc.stdout[-4000:]
     assert "rollgym.tokenization.messages -> rollgym.cli" in proc.stdout
     assert "rollgym.rollouts.policy -> trl" in proc.stdout

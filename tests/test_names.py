@@ -28,6 +28,7 @@ SHARED_NAMES = {
     "models.py": "pydantic data models: the `BoundaryModel` base (root) and the sandbox's settings built on it",
     "pool.py": "a pool of warm workers: started sandboxes (envs/sandbox), rollout actors (ray)",
     "tasks.py": "task rows: what a row is and reading one (envs/core), where a run's rows come from (rollouts)",
+    "task_sources.py": "where task rows come from: the registry of sources (envs/core), the SWE sources it holds (envs/swe)",
     "versions.py": "weights versions of sampled tokens: in one process (rollouts), across Ray actors (ray)",
 }
 
