@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from support.interrupt import interruptible
+
 from rollgym.engines import SamplingParams
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.sandbox import RUN_ID, list_containers, prune
@@ -367,7 +369,7 @@ def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None, ext
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id}
     problems: list[str] = []
     proc = subprocess.Popen(
-        GENERATE + [*extra, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+        interruptible(GENERATE + [*extra, "--out", str(out)]), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
     )
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not list_containers(run_id=run_id):
