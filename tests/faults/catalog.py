@@ -36,6 +36,8 @@ from rollgym.rollouts.output import is_infra_failure, read_rollouts
 from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.records import Rollout
 
+#: appended to the bundled task's package (inflection, load_bundled_tasks()[0]) by the mid-grading case
+SLOW_IMPORT = "\\nimport time\\ntime.sleep(120)\\n"
 FAULTY_SEED = 0  # sample 0 of a batch with base seed 0 gets seed 0 (rollgym.rollouts.jobs.sample_seed)
 HOST_MEMORY_BOUND_MB = 600  # growth of this process's RSS a fault may cause (the 2 GiB file case was 8.6 GB)
 
@@ -218,7 +220,10 @@ CASES = [
     ),
     Case(
         "container killed mid-grading",
-        [("bash", {"command": "true"})],
+        # The change makes the graded tests' import take a minute, so the kill lands while they run: the bundled
+        # task's tests alone can finish within the injector's delay, and a kill after the verdict is read (or after
+        # the grading container is gone) is no fault of grading at all (issue 38, item 11).
+        [("bash", {"command": f"printf '{SLOW_IMPORT}' >> inflection/__init__.py"})],
         category="sandbox",
         infra=True,
         clean=0,
