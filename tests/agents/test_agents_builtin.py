@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from proxy_support import SpyEngine
 from session_checks import BodyCapture, check_session, recorded_texts
+from support.proxy import SpyEngine
 
 import rollgym as rg
 from rollgym.agents import AGENTS, SandboxedAgent, agent_spec

@@ -4,7 +4,7 @@ its proxy session the same way: its mounts and gateway socket are this machine's
 from __future__ import annotations
 
 import pytest
-from agent_support import SOLVER, ScriptAgent
+from support.agent import SOLVER, ScriptAgent
 
 import rollgym as rg
 from rollgym.envs.swe import load_bundled_tasks

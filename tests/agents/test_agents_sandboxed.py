@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from agent_support import HOSTILE, SOLVER, ScriptAgent
+from support.agent import HOSTILE, SOLVER, ScriptAgent
 
 import rollgym as rg
 from rollgym.agents import SandboxedAgent
@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 def _listening() -> set[tuple[str, int]]:
     """The host's listening TCP sockets held by this test process or a process it started (other tests run beside
     it, in other processes, and open their own)."""
-    from loopback_support import _ancestors, listeners, owners
+    from support.loopback import _ancestors, listeners, owners
 
     found = listeners()
     held = owners({item.inode for item in found})
@@ -191,7 +191,7 @@ def test_a_binary_or_oversized_change_made_in_the_sandbox_is_refused_as_patch_fa
 def test_any_program_that_speaks_the_openai_api_runs_in_the_sandbox(smollm, tmp_path, docker_engine):
     """`rg.CommandAgent(argv)`: the program in the task's sandbox, its session's endpoint in OPENAI_BASE_URL and
     OPENAI_API_KEY, the row as JSON on stdin; a program that fails is the rollout's `agent` error."""
-    from agent_support import PYTHON
+    from support.agent import PYTHON
 
     script = (
         "import json, os, sys, urllib.request; row = json.load(sys.stdin); "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from swe_support import authored_row, bundled, write_tasks
+from support.swe import authored_row, bundled, write_tasks
 from typer.testing import CliRunner
 
 from rollgym.cli import app

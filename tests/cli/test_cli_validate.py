@@ -12,7 +12,8 @@ import time
 import uuid
 
 import pytest
-from swe_support import BASE, authored_row, bundled, write_tasks
+from support.interrupt import interruptible
+from support.swe import BASE, authored_row, bundled, write_tasks
 from typer.testing import CliRunner
 
 from rollgym.cli import app
@@ -76,7 +77,7 @@ def test_a_task_that_cannot_run_exits_3_in_one_line(docker_engine, tmp_path):
 def test_a_signal_stops_validate_and_removes_its_containers(base_image, sig):
     run_id = f"validate-{sig.name.lower()}-{uuid.uuid4().hex[:8]}"
     proc = subprocess.Popen(
-        CLI + ["validate", "--only", BASE, "-j", "1"],
+        interruptible(CLI + ["validate", "--only", BASE, "-j", "1"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env={**os.environ, "ROLLGYM_RUN_ID": run_id},

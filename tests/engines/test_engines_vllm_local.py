@@ -4,8 +4,8 @@ rollouts, id for id, as the real vLLM server gives for the same seeds, and a cle
 from __future__ import annotations
 
 import pytest
+from support.vllm import run_in_vllm_venv
 from typer.testing import CliRunner
-from vllm_support import run_in_vllm_venv
 
 from rollgym.cli import app
 from rollgym.rollouts.output import read_rollouts

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from standins.loopback import LoopbackServer
 from standins.vllm_standin import make_vllm_standin
-from vllm_support import teacher_forced
+from support.vllm import teacher_forced
 
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.errors import BadRequestError, ContextOverflowError

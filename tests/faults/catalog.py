@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from support.interrupt import interruptible
+
 from rollgym.engines import SamplingParams
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.sandbox import RUN_ID, list_containers, prune
@@ -34,6 +36,8 @@ from rollgym.rollouts.output import is_infra_failure, read_rollouts
 from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.records import Rollout
 
+#: appended to the bundled task's package (inflection, load_bundled_tasks()[0]) by the mid-grading case
+SLOW_IMPORT = "\\nimport time\\ntime.sleep(120)\\n"
 FAULTY_SEED = 0  # sample 0 of a batch with base seed 0 gets seed 0 (rollgym.rollouts.jobs.sample_seed)
 HOST_MEMORY_BOUND_MB = 600  # growth of this process's RSS a fault may cause (the 2 GiB file case was 8.6 GB)
 
@@ -216,7 +220,10 @@ CASES = [
     ),
     Case(
         "container killed mid-grading",
-        [("bash", {"command": "true"})],
+        # The change makes the graded tests' import take a minute, so the kill lands while they run: the bundled
+        # task's tests alone can finish within the injector's delay, and a kill after the verdict is read (or after
+        # the grading container is gone) is no fault of grading at all (issue 38, item 11).
+        [("bash", {"command": f"printf '{SLOW_IMPORT}' >> inflection/__init__.py"})],
         category="sandbox",
         infra=True,
         clean=0,
@@ -367,7 +374,7 @@ def run_signal_case(sig: signal.Signals, out: Path, seed: int | None = None, ext
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ROLLGYM_RUN_ID": run_id}
     problems: list[str] = []
     proc = subprocess.Popen(
-        GENERATE + [*extra, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+        interruptible(GENERATE + [*extra, "--out", str(out)]), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
     )
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not list_containers(run_id=run_id):

@@ -14,7 +14,7 @@ import time
 import uuid
 
 import pytest
-from lease_support import LAPSED, DeathWatch, containers_of, seconds_until_gone
+from support.lease import LAPSED, DeathWatch, containers_of, seconds_until_gone
 
 from rollgym.engines.default_model import smollm2_dir
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig

@@ -4,7 +4,7 @@ engine proxy (fast, exact tool calls) and the real default model behind one prox
 from __future__ import annotations
 
 import pytest
-from proxy_support import SpyEngine
+from support.proxy import SpyEngine
 
 from rollgym.rollouts.policy import Policy
 

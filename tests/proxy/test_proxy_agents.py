@@ -6,7 +6,7 @@ import json
 
 import openai
 import pytest
-from proxy_support import two_call_agent as sync_agent
+from support.proxy import two_call_agent as sync_agent
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.integrations.trl.rollout_func import agent_rollout_func

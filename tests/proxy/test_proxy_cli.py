@@ -13,8 +13,9 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+from support.interrupt import interruptible
+from support.vllm import assert_token_exact
 from typer.testing import CliRunner
-from vllm_support import assert_token_exact
 
 from rollgym.cli import app
 from rollgym.rollouts.records import Rollout
@@ -95,7 +96,7 @@ def test_a_signal_stops_the_proxy_gracefully_with_128_plus_the_signal(sig, code)
     request in flight is answered, the server shuts down, and the exit code says which signal (not -15)."""
     rollgym = str(Path(sys.executable).parent / "rollgym")
     proc = subprocess.Popen(
-        [rollgym, "proxy", "--port", "0", "--max-tokens", "8"],
+        interruptible([rollgym, "proxy", "--port", "0", "--max-tokens", "8"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -8,8 +8,8 @@ import json
 import anthropic
 import openai
 import pytest
-from proxy_support import SpyEngine
 from support import call_message, written_turn
+from support.proxy import SpyEngine
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.rollouts.policy import Policy

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import openai
 import pytest
+from support.interrupt import interruptible
 
 import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine
@@ -98,7 +99,9 @@ def test_ctrl_c_leaves_what_finished_on_disk_and_resume_completes(tmp_path):
     script = tmp_path / "slow_run.py"
     script.write_text(SLOW_RUN)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, str(script), str(out)], env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        interruptible([sys.executable, str(script), str(out)]), env=env, stderr=subprocess.PIPE, text=True
+    )
     path = out / "rollouts.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not path.exists() or path.read_text().count("\n") < 2):

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from support.interrupt import interruptible
 
 from rollgym.engines import SamplingParams
 from rollgym.engines.scripted import ScriptedEngine
@@ -148,7 +149,7 @@ def test_pass_at_k():
 
 def _started(cmd: list[str], out, env: dict):
     """Start `rollgym generate` and return once it has written 2 rollouts: (process, rollouts path)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(interruptible(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     path = out / "rollouts.jsonl"
     deadline = time.time() + 300
     while time.time() < deadline and (not path.exists() or path.read_text().count("\n") < 2):

@@ -4,8 +4,8 @@ teacher-forced float32 recomputation gives them in their full context (the train
 from __future__ import annotations
 
 import pytest
+from support.vllm import assert_token_exact
 from typer.testing import CliRunner
-from vllm_support import assert_token_exact
 
 from rollgym.cli import app
 from rollgym.rollouts.output import read_rollouts

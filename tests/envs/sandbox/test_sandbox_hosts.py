@@ -11,7 +11,7 @@ import time
 import uuid
 
 import pytest
-from docker2_support import DOCKER2_CERTS, DOCKER2_TLS, kill_docker2, start_docker2
+from support.docker2 import DOCKER2_CERTS, DOCKER2_TLS, kill_docker2, start_docker2
 from typer.testing import CliRunner
 
 from rollgym.envs.sandbox import (

@@ -12,8 +12,8 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from lease_support import LAPSED, DeathWatch, seconds_until_gone, start_owner
-from oom_support import MemoryCage
+from support.lease import LAPSED, DeathWatch, seconds_until_gone, start_owner
+from support.oom import MemoryCage
 
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, configured_hosts
 from rollgym.envs.sandbox.errors import UnsupportedRuntimeError

@@ -10,7 +10,7 @@ import shutil
 import uuid
 
 import pytest
-from docker2_support import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh
+from support.docker2 import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh
 from typer.testing import CliRunner
 
 from rollgym.envs.sandbox import DEFAULT_HOST, SandboxConfig, client_for, hosts, list_containers, start_sandbox

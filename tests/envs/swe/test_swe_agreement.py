@@ -14,7 +14,7 @@ from pathlib import Path
 
 import docker
 import pytest
-from harness_support import as_swebench_row, edit, harness_resolved, new_file
+from support.harness import as_swebench_row, edit, harness_resolved, new_file
 
 from rollgym.envs.swe import load_bundled_tasks
 from rollgym.envs.swe.grading import grade_patch
@@ -105,10 +105,7 @@ def cases(tmp: Path):
     return out
 
 
-def test_rollgyms_verdict_is_the_official_harnesss_on_every_task(
-    docker_engine, base_image, tmp_path, capsys, monkeypatch
-):
-    monkeypatch.chdir(tmp_path)  # the harness's logs/ go here (one working directory for every thread)
+def test_rollgyms_verdict_is_the_official_harnesss_on_every_task(docker_engine, base_image, tmp_path, capsys):
     jobs = []
     for name, task, row, patches in cases(tmp_path):
         image = ensure_task_image(task, log=lambda _m: None)
@@ -118,7 +115,7 @@ def test_rollgyms_verdict_is_the_official_harnesss_on_every_task(
     def judge(job):
         name, kind, task, harness_row, patch = job
         ours = grade_patch(task, patch)
-        theirs = harness_resolved(harness_row, patch)
+        theirs = harness_resolved(harness_row, patch, tmp_path / "harness-logs")
         return name, kind, ours, theirs
 
     with ThreadPoolExecutor(max_workers=6) as pool:  # mostly waiting on Docker

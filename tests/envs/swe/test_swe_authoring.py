@@ -4,7 +4,7 @@ line giving the right commit, and `build_report` finds the FAIL_TO_PASS / PASS_T
 from __future__ import annotations
 
 import pytest
-from swe_support import authored_row, bundled, write_tasks
+from support.swe import authored_row, bundled, write_tasks
 
 from rollgym.envs.swe import ensure_task_image, parse_tasks, task_image_name
 from rollgym.envs.swe.authoring import build_report

@@ -80,7 +80,7 @@ def test_a_host_killed_during_a_batch_of_swe_rollouts(base_image, docker2, tool_
     live host, and the killed host is started again."""
     import asyncio
 
-    from docker2_support import kill_docker2, start_docker2
+    from support.docker2 import kill_docker2, start_docker2
 
     from rollgym.engines.scripted import ScriptedEngine
     from rollgym.envs.sandbox import RUN_ID, hosts, prune

@@ -5,8 +5,8 @@ on Podman, with the same verdict and test outcomes as on Docker. The long SWE te
 from __future__ import annotations
 
 import pytest
-from lease_support import DeathWatch
-from swe_support import bundled
+from support.lease import DeathWatch
+from support.swe import bundled
 
 from rollgym.envs.sandbox import RUN_ID
 from rollgym.envs.swe import ensure_task_image

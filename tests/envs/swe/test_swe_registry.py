@@ -11,7 +11,7 @@ import uuid
 import docker
 import pytest
 from datasets import Dataset
-from docker2_support import DOCKER2, REGISTRY, start_registry
+from support.docker2 import DOCKER2, REGISTRY, start_registry
 from typer.testing import CliRunner
 
 from rollgym.cli import app

@@ -180,7 +180,7 @@ def test_an_episode_starts_on_the_bug_without_its_tests_or_history(swesmith_row)
 def test_rollgyms_verdict_is_swe_smiths_own(swesmith_row, tmp_path, capsys):
     """Gold, empty, a patch that fixes the bug and breaks a PASS_TO_PASS test, and one that prints fake pass lines:
     rollgym's verdict equals SWE-smith's own harness's (`run_evaluation`, swesmith 0.0.9) on each."""
-    from swesmith_support import python, swesmith_resolved
+    from support.swesmith import python, swesmith_resolved
 
     from rollgym.envs.swe.grading import grade_patch
 

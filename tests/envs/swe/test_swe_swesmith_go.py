@@ -106,7 +106,7 @@ def test_an_episode_starts_on_the_bug_without_the_f2p_tests_file(go_row):
 
 
 def test_rollgyms_verdict_on_a_go_row_is_swe_smiths_own(go_row, tmp_path, capsys):
-    from swesmith_support import python, swesmith_resolved
+    from support.swesmith import python, swesmith_resolved
 
     from rollgym.envs.swe.grading import grade_patch
 

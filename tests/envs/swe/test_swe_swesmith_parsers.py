@@ -130,7 +130,7 @@ def test_every_parser_the_table_names_is_one_rollgym_has():
 
 @pytest.mark.slow
 def test_rollgyms_parsers_read_each_log_as_swe_smiths_do():
-    from swesmith_support import python
+    from support.swesmith import python
 
     interpreter = python()
     if interpreter is None:

@@ -62,7 +62,7 @@ def test_bundled_rows_round_trip():
 
 
 def test_a_relative_sdist_resolves_next_to_its_task_file_from_any_directory(tmp_path, monkeypatch):
-    from swe_support import SDIST, authored_row, bundled, write_tasks
+    from support.swe import SDIST, authored_row, bundled, write_tasks
 
     from rollgym.envs.swe.images import sdist_path
     from rollgym.envs.swe.task import BUNDLED_SDISTS
@@ -83,7 +83,7 @@ def test_a_relative_sdist_resolves_next_to_its_task_file_from_any_directory(tmp_
 
 
 def test_a_row_copied_from_the_bundled_file_still_finds_the_bundled_sdist(tmp_path):
-    from swe_support import bundled
+    from support.swe import bundled
 
     from rollgym.envs.swe.images import sdist_path
     from rollgym.envs.swe.task import BUNDLED_SDISTS
@@ -94,7 +94,7 @@ def test_a_row_copied_from_the_bundled_file_still_finds_the_bundled_sdist(tmp_pa
 
 
 def test_a_missing_sdist_is_one_line_naming_the_path_tried_and_the_task_file(tmp_path):
-    from swe_support import authored_row
+    from support.swe import authored_row
 
     from rollgym.envs.swe.errors import SdistNotFoundError
     from rollgym.envs.swe.images import task_image_name

@@ -3,7 +3,7 @@ their groups, as in one process."""
 
 from __future__ import annotations
 
-from ray_support import TASKS, Solver
+from support.ray import TASKS, Solver
 
 import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine

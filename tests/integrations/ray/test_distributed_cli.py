@@ -16,6 +16,7 @@ import time
 import pytest
 from standins.loopback import LoopbackServer
 from standins.vllm_standin import make_vllm_standin
+from support.interrupt import interruptible
 
 from rollgym.cli import bare_ray_flag
 from rollgym.engines.default_model import smollm2_dir
@@ -70,7 +71,7 @@ def command(server, out, address: str, tasks: int = 6) -> list[str]:
 def interrupted(cmd: list[str], path, sig: int) -> tuple[int, str]:
     """Run `cmd` until the file has 2 more rollouts than now, then send `sig`; return its exit code and output."""
     start = path.read_text().count("\n") if path.exists() else 0
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV)
+    proc = subprocess.Popen(interruptible(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV)
     deadline = time.time() + 120
     while (
         time.time() < deadline

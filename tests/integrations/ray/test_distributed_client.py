@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from ray_support import TASKS, Solver, token_views
+from support.ray import TASKS, Solver, token_views
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.integrations.ray import RayConfig, dispatch

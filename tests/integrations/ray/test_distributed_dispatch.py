@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 import ray
-from ray_support import TASKS, AlwaysCall, MarkedEnvFactory, Solver, WhereEnv, token_views
+from support.ray import TASKS, AlwaysCall, MarkedEnvFactory, Solver, WhereEnv, token_views
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.errors import WorkerStartError

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from ray_support import TASKS, Solver
+from support.ray import TASKS, Solver
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.errors import ClusterLostError

@@ -15,7 +15,8 @@ import time
 import uuid
 
 import pytest
-from docker2_support import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh
+from support.docker2 import DOCKER2, DOCKER2_SSH, SSH_BIN, start_docker2_ssh
+from support.interrupt import interruptible
 
 from rollgym.envs.sandbox import DEFAULT_HOST, list_containers
 from rollgym.rollouts.output import read_rollouts
@@ -79,7 +80,7 @@ def test_generate_on_ray_actors_spreads_sandboxes_over_a_local_and_an_ssh_host(d
     both = [DEFAULT_HOST, DOCKER2]  # the second daemon asked over its own socket, not through ssh
     seen = Seen(run_id, both)
     seen.start()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(interruptible(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not all(list_containers(run_id, h) for h in both):
         time.sleep(0.1)

@@ -13,8 +13,8 @@ import time
 import uuid
 
 import pytest
-from lease_support import LAPSED, DeathWatch, containers_of, seconds_until_ended, wait_dead
-from ray_support import TASKS, AlwaysCall, SandboxedEnvFactory
+from support.lease import LAPSED, DeathWatch, containers_of, seconds_until_ended, wait_dead
+from support.ray import TASKS, AlwaysCall, SandboxedEnvFactory
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.sandbox import list_sandboxes

@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 import ray
-from docker2_support import DOCKER2, start_docker2
-from ray_support import TASKS, AlwaysCall, SandboxedEnvFactory
+from support.docker2 import DOCKER2, start_docker2
+from support.ray import TASKS, AlwaysCall, SandboxedEnvFactory
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.sandbox import DEFAULT_HOST, list_containers

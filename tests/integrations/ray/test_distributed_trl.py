@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ray_support import TASKS, Solver
+from support.ray import TASKS, Solver
 
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.integrations.ray import RayConfig

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from vllm_support import json_result, run_in_vllm_venv
+from support.vllm import json_result, run_in_vllm_venv
 
 
 def test_the_patch_changes_nothing_without_vllm_on_a_cpu():

@@ -7,7 +7,7 @@ import pytest
 def trainable_vllm(real_vllm, smollm2_fp32):
     """The session's real vLLM server for a test that changes its weights: its own checkpoint is reloaded after, and
     checked against the float32 reference, so the tests after it see the model they expect."""
-    import vllm_support
+    from support import vllm as vllm_support
 
     yield real_vllm
     vllm_support.restore_checkpoint(real_vllm)

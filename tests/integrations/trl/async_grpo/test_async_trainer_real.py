@@ -9,7 +9,7 @@ import os
 import time
 
 import pytest
-from vllm_support import model_probe, server_probe
+from support.vllm import model_probe, server_probe
 
 import rollgym as rg
 from rollgym.envs.builtin.calculator import CalculatorEnv

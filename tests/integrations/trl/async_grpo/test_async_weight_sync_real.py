@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from vllm_support import model_probe, server_probe, teacher_forced
+from support.vllm import model_probe, server_probe, teacher_forced
 
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.errors import WeightSyncError

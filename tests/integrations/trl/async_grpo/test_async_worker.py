@@ -325,7 +325,7 @@ def test_sigterm_stops_training_as_ctrl_c_does(tmp_path):
 
 
 def test_a_black_box_agent_through_the_proxy_gives_versioned_token_exact_samples(tool_tok, say, tmp_path):
-    from proxy_support import two_call_agent
+    from support.proxy import two_call_agent
 
     from rollgym.agents.jobs import AgentJobs
 

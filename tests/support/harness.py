@@ -4,13 +4,15 @@ the agreement tests: rollgym's verdict must equal the harness's on the same row 
 Three things differ from a stock machine, none in the harness's code: its containers get no network (this Docker
 host has no default bridge, and rollgym's sandboxes have none either) and an init process (its `tail -f /dev/null`
 ignores SIGTERM as PID 1, so each cleanup would wait out `docker stop --time=15`), and each run writes its logs
-under a folder the test chooses (`run_instance` writes `logs/` under the working directory)."""
+under a folder the test chooses (`run_instance` writes them under its relative `logs/run_evaluation`, which would
+be the checkout when the suite runs from there)."""
 
 from __future__ import annotations
 
 import contextlib
 import difflib
 import uuid
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -37,12 +39,16 @@ class OfflineClient(docker.DockerClient):
         return _OfflineContainers(client=self)
 
 
-def harness_resolved(row: dict[str, Any], patch: str) -> bool | None:
+def harness_resolved(row: dict[str, Any], patch: str, logs: Path) -> bool | None:
     """`run_instance`'s verdict on `patch` for an SWE-bench 5 `row` (its image present): resolved, or None when the
-    harness reported no result (a patch that does not apply, an error: it logs and returns None). It writes its logs
-    under `logs/` of the working directory: set that once (e.g. `monkeypatch.chdir`), not per call from threads."""
+    harness reported no result (a patch that does not apply, an error: it logs and returns None). Its logs go under
+    `logs` (a temporary folder; calls from threads at once pass the same one), never the working directory."""
+    from swebench.harness import run_evaluation
     from swebench.harness.run_evaluation import run_instance
     from swebench.harness.utils import make_test_spec
+
+    # run_instance reads its log folder from this module global (relative: under the working directory) at each call
+    run_evaluation.RUN_EVALUATION_LOG_DIR = Path(logs).resolve() / "run_evaluation"
 
     spec = make_test_spec(row)
     pred = {"instance_id": row["instance_id"], "model_name_or_path": "agreement", "model_patch": patch}

@@ -17,7 +17,7 @@ DOCKER2 = "unix:///run/rollgym-docker2.sock"
 DOCKER2_TLS = "tcp://127.0.0.1:23760"  # the same daemon over TCP with TLS, client certificates in DOCKER2_CERTS
 DOCKER2_CERTS = "/var/lib/rollgym-docker2-tls"
 PIDFILE = "/run/rollgym-docker2.pid"
-DOCKER_UP = Path(__file__).resolve().parents[1] / ".ci" / "docker-up"
+DOCKER_UP = Path(__file__).resolve().parents[2] / ".ci" / "docker-up"
 DOCKER2_SSH = "ssh://root@127.0.0.1:2222"  # the same daemon behind a real sshd (`.ci/docker-up --ssh`)
 SSH_BIN = "/var/lib/rollgym-sshd/bin"  # the system ssh with the test sshd's keys and known_hosts (-F)
 

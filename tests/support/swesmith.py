@@ -15,7 +15,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-HARNESSES_UP = Path(__file__).resolve().parents[1] / ".ci" / "harnesses-up"
+HARNESSES_UP = Path(__file__).resolve().parents[2] / ".ci" / "harnesses-up"
 
 SCRIPT = r"""
 import json, shutil, sys, tempfile

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from rollgym.tokenization.families import family
 
-FIXTURES = Path(__file__).parent / "fixtures"
-TEMPLATE_DIR = Path(__file__).parents[1] / "tokenization" / "families" / "templates"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+TEMPLATE_DIR = Path(__file__).parents[2] / "tokenization" / "families" / "templates"
 TEMPLATES = ["qwen2_5", "qwen3", "qwen3_5_think", "llama3_1", "glm4moe", "gemma3"]
 VOCABS = ["smollm2", "qwen"]
 
