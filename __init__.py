@@ -6,7 +6,8 @@
         rollout = await rg.rollout("rollgym/Calculator-v0", policy, limits=rg.Limits(max_turns=8))
 
 The names below are the public API; they load on first use, so `import rollgym` stays light (no torch).
-Layers (docs/concepts.md#layers): `rollgym.tokenization`, `rollgym.envs`, `rollgym.engines`, `rollgym.rollouts`.
+Layers (docs/concepts.md#layers): cli > integrations (`rg.trl`, Ray, export) > agents > proxy | view > rollouts >
+engines | envs | tokenization > the root (errors, limits, models, version).
 """
 
 # Absolute imports only (everywhere in rollgym): test runners may import this file as a plain module (pytest

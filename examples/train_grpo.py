@@ -21,5 +21,5 @@ config = GRPOConfig(
 )
 func = rg.make_rollout_func("rollgym/Calculator-v0", limits=rg.Limits(max_turns=2, max_tokens_per_turn=32))
 model = rg.model_dir("smollm2-135m")
-trainer = GRPOTrainer(model, args=config, train_dataset=prompts, reward_funcs=[rg.env_reward], rollout_func=func)
+trainer = GRPOTrainer(model, args=config, train_dataset=prompts, reward_funcs=[rg.trl.env_reward], rollout_func=func)
 print(trainer.train())
