@@ -31,16 +31,24 @@ def agent_spec(name: str, **options: Any) -> AgentSpec:
     return AGENTS[name](**options)
 
 
-def as_agent(agent: Any, *, sandbox: dict[str, Any] | None = None, **options: Any) -> Any:
-    """What runs per row: a name or an `AgentSpec` becomes a `SandboxedAgent` (the agent inside the task's sandbox;
-    `options` go to the spec, `sandbox` to the sandbox), a callable stays as it is (your own code, run as it is)."""
+def as_agent(
+    agent: Any,
+    *,
+    sandbox: dict[str, Any] | None = None,
+    env: str = "rollgym/SWE-v0",
+    grade: bool = False,
+    **options: Any,
+) -> Any:
+    """What runs per row: a name or an `AgentSpec` becomes a `SandboxedAgent` (the agent inside the sandbox of the
+    task's environment `env`, graded by its reward when `grade`; `options` go to the spec, `sandbox` to the sandbox),
+    a callable stays as it is (your own code, run as it is)."""
     if isinstance(agent, str):
         agent = agent_spec(agent, **options)
     elif options:
         raise UsageError(f"agent options ({', '.join(options)}) go with an agent's name, not with {agent!r}")
     if isinstance(agent, AgentSpec):
         agent.executable()  # a clear error now if it is not installed, not one per rollout
-        return SandboxedAgent(agent, sandbox=sandbox)
+        return SandboxedAgent(agent, env=env, sandbox=sandbox, grade=grade)
     if not callable(agent):
         raise UsageError(f"an agent is a name ({', '.join(sorted(AGENTS))}), an AgentSpec or a callable, not {agent!r}")
     return agent

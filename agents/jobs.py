@@ -24,9 +24,11 @@ class AgentJobs(ProxyAgentJobs):
         sandbox: dict | None = None,
         options: dict | None = None,
         timeout_s: float | None = None,
+        env: str = "rollgym/SWE-v0",
+        grade: bool = False,
     ) -> None:
         super().__init__(agent, reward=reward, settings=settings, timeout_s=timeout_s)
-        self.sandbox, self.options = sandbox, dict(options or {})
+        self.sandbox, self.options, self.env, self.grade = sandbox, dict(options or {}), env, grade
 
     def resolve(self) -> Any:
-        return as_agent(self.agent, sandbox=self.sandbox, **self.options)
+        return as_agent(self.agent, sandbox=self.sandbox, env=self.env, grade=self.grade, **self.options)

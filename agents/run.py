@@ -9,7 +9,7 @@ from typing import Any
 
 from rollgym.agents.catalog import as_agent
 from rollgym.agents.jobs import AgentJobs
-from rollgym.agents.sandboxed import SandboxedAgent
+from rollgym.agents.sandboxed import SandboxedAgent, environment_reward
 from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.errors import UsageError
 from rollgym.proxy.agent import Agent, Reward
@@ -19,22 +19,17 @@ from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.summary import RunSummary
 from rollgym.rollouts.tasks import load_tasks
 
-SANDBOXED_ENVS = ("rollgym/SWE-v0",)
-
 
 def resolve(
     agent: Any, env: str, reward: Reward | None, grade: bool, sandbox: dict | None, options: dict | None
 ) -> tuple[Agent, Reward | None]:
-    """The agent to run per row, and its reward: an agent by name or spec runs in the sandbox of `env`'s task and,
-    unless `grade=False` or another `reward` is given, is graded by that environment's grader."""
-    resolved = as_agent(agent, sandbox=sandbox, **(options or {}))
-    if isinstance(resolved, SandboxedAgent):
-        if env not in SANDBOXED_ENVS:
-            raise UsageError(f"agents run in the sandboxes of {', '.join(SANDBOXED_ENVS)}, not of {env!r}")
-        if reward is None and grade:
-            from rollgym.envs.swe import swe_reward
-
-            reward = swe_reward
+    """The agent to run per row, and its reward: an agent by name or spec runs in the sandbox of `env`'s task (any
+    environment with one: `rollgym.envs.SandboxedEnv`) and, unless `grade=False` or another `reward` is given, is
+    graded by that environment's own reward, in its sandbox's state after the run."""
+    graded = reward is None and grade
+    resolved = as_agent(agent, sandbox=sandbox, env=env, grade=graded, **(options or {}))
+    if isinstance(resolved, SandboxedAgent) and graded:
+        reward = environment_reward
     return resolved, reward
 
 
@@ -78,6 +73,8 @@ def run_agents(
         settings=settings,
         sandbox=sandbox if sandboxed else None,
         timeout_s=timeout_s,
+        env=env,
+        grade=bool(getattr(resolved, "grade", False)),
     )
     rows = tasks if tasks is None or isinstance(tasks, str) else list(tasks)
     if not sandboxed:  # your own code on `env`'s rows: no environment is made or prepared for it

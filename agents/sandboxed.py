@@ -1,7 +1,8 @@
 """`SandboxedAgent`: an agent CLI run inside its task's sandbox, reaching nothing but its own proxy session.
 
-Per run: the task's sandbox as `rollgym/SWE-v0` starts it (the row's image, workdir, user and environment, its
-prepared state, the sandbox's limits; no network), with three read-only mounts: the agent's install and the Python
+Per run: the task's sandbox as its environment starts it (any environment with a sandbox: `rollgym.envs.SandboxedEnv`;
+`rollgym/SWE-v0` by default: the row's image, workdir, user and environment, its prepared state, the sandbox's
+limits; no network), with three read-only mounts: the agent's install and the Python
 it runs on (same paths as on this machine, so venvs and symlinks resolve), rollgym's relay script, and a folder
 holding the Unix socket of a `SessionGateway` for this run's session only. Inside, `forward.py` listens on the
 container's loopback and starts the agent, whose base URL is `http://127.0.0.1:PORT/sessions/{id}/v1`. After the
@@ -23,10 +24,10 @@ from pydantic import BaseModel
 
 from rollgym.agents.gateway import SessionGateway
 from rollgym.agents.spec import AgentRun, AgentSpec, own_python
+from rollgym.envs import AgentWorkspace, make, sandboxed_env_class
+from rollgym.envs.core.wrappers import inner_env
 from rollgym.envs.sandbox import SandboxMount
 from rollgym.envs.swe.checkout import GIT_IDENTITY
-from rollgym.envs.swe.env import ChangeRefused, SWEEnv
-from rollgym.envs.swe.task import parse_task
 from rollgym.errors import ProxyError, UsageError
 
 SOCKET_DIR = "/run/rollgym-proxy"
@@ -48,14 +49,25 @@ class AgentTimedOut(AgentFailed):
 
 
 class AgentDiff(BaseModel):
-    """What an agent run leaves: its diff against the task's base (read in its sandbox), or why it is refused."""
+    """What an agent run leaves: its diff against the task's base (read in its sandbox), or why it is refused; and,
+    when it was graded in its environment, the environment's reward."""
 
     diff: str = ""
     refused: str | None = None  # the change is the agent's and not graded (oversized, binary): `patch_failed`
     outputs: list[str] = []
+    reward: float | None = None
+    reward_components: dict[str, float] = {}
 
     def __str__(self) -> str:
         return self.refused or self.diff
+
+
+def environment_reward(row: dict, output: Any, rollout: object = None) -> tuple[float, dict[str, float]]:
+    """The reward of an agent run graded in its environment (`SandboxedAgent(grade=True)`): the environment's own."""
+    reward = getattr(output, "reward", None)
+    if reward is None:
+        raise UsageError("the agent's run was not graded in its environment (SandboxedAgent(grade=True) grades it)")
+    return float(reward), dict(output.reward_components)
 
 
 def python_runtime() -> str:
@@ -91,13 +103,24 @@ def container_url(session_url: str, port: int = PORT) -> str:
 
 
 class SandboxedAgent:
-    """`await agent(row, base_url, api_key)`: `spec`'s CLI on the row's task, in the task's sandbox; an `AgentDiff`.
+    """`await agent(row, base_url, api_key)`: `spec`'s CLI on the row's task, in the sandbox of `env` (a registered
+    environment with one); an `AgentDiff`, graded by the environment's own reward when `grade`.
 
-    `sandbox`: SandboxConfig overrides (limits, docker_host); `env`: other `SWEEnv` options."""
+    `sandbox`: SandboxConfig overrides (limits, docker_host); `env_options`: the environment's other options."""
 
-    def __init__(self, spec: AgentSpec, *, sandbox: dict[str, Any] | None = None, **env: Any) -> None:
-        self.spec, self.sandbox_overrides, self.env_options = spec, dict(sandbox or {}), env
+    def __init__(
+        self,
+        spec: AgentSpec,
+        *,
+        env: str = "rollgym/SWE-v0",
+        sandbox: dict[str, Any] | None = None,
+        grade: bool = False,
+        **env_options: Any,
+    ) -> None:
+        self.spec, self.sandbox_overrides, self.env_options = spec, dict(sandbox or {}), env_options
+        self.env_id, self.grade = env, grade
         self.name = spec.name
+        self.env_class = sandboxed_env_class(env)  # an environment without a sandbox: a clear error now
 
     def mounts(self, run_dir: str, user: str | None = None) -> list[SandboxMount]:
         """The read-only mounts of one run (`run_dir`: a fresh host folder for its socket). For a sandbox user other
@@ -125,33 +148,33 @@ class SandboxedAgent:
         ]
 
     async def __call__(self, row: dict, base_url: str, api_key: str | None) -> AgentDiff:
-        task = parse_task(row)
-        check_local_hosts({**self.sandbox_overrides, **task.sandbox}.get("docker_host"))
-        user = {**task.default_sandbox(), **self.sandbox_overrides, **task.sandbox}.get("user")
+        placement = self.env_class.sandbox_placement(row, self.sandbox_overrides)
+        check_local_hosts(placement.get("docker_host"))
         with tempfile.TemporaryDirectory(prefix="rollgym-agent-") as run_dir:
             gateway = SessionGateway(base_url, f"{run_dir}/socket/proxy.sock", api_key)
-            mounts = [*self.sandbox_overrides.get("mounts", []), *self.mounts(run_dir, user)]
+            mounts = [*self.sandbox_overrides.get("mounts", []), *self.mounts(run_dir, placement.get("user"))]
             overrides = {**self.sandbox_overrides, "mounts": mounts}
-            env = SWEEnv(sandbox=overrides, grade=False, **self.env_options)
+            env: Any = inner_env(make(self.env_id, sandbox=overrides, **self.env_options))
             async with gateway:
                 try:
-                    await env.areset(options={"task": task.model_dump(mode="json")})
+                    await env.areset(options={"task": row})
+                    workspace: AgentWorkspace = env.agent_workspace()
                     run = AgentRun(
-                        workdir=task.workdir,
+                        workdir=workspace.workdir,
                         home="/tmp/rollgym-agent-home",
                         base_url=container_url(base_url),
                         api_key="sandboxed",  # the gateway holds the proxy's key; the agent needs none
-                        task=task,
+                        task=workspace.task,
                     )
-                    outputs = await self.converse(env, run)
+                    outputs = await self.converse(env, run, workspace)
                     return await self.result(env, outputs)
                 finally:
                     await env.aclose()
 
-    async def converse(self, env: SWEEnv, run: AgentRun) -> list[str]:
+    async def converse(self, env: Any, run: AgentRun, workspace: AgentWorkspace) -> list[str]:
         """Write the agent's files, then ask each prompt of the run in the sandbox; the agent's output for each."""
         sandbox = env.sandbox
-        assert sandbox is not None and env.swe_task is not None  # areset started it
+        assert sandbox is not None  # areset started it
         made = await sandbox.aexec(f"mkdir -p {shlex.quote(run.home)}/tmp", timeout=60)
         if made.exit_code != 0:
             raise AgentFailed(f"cannot make the agent's HOME in its sandbox: {made.output[-500:]}")
@@ -164,14 +187,15 @@ class SandboxedAgent:
             if wrote.exit_code != 0:
                 raise AgentFailed(f"cannot write {path} in the agent's sandbox: {wrote.output[-500:]}")
         ignore = "".join(f"{pattern}\n" for pattern in self.spec.ignore)
-        if ignore:  # the agent's own files are not part of its change
-            await sandbox.aexec("cat >> .git/info/exclude", stdin=ignore.encode(), cwd=run.workdir, timeout=60)
-        for prompt in self.spec.prompts(env.swe_task.problem_statement):
+        if ignore and workspace.exclude_file:  # the agent's own files are not part of its change
+            exclude = shlex.quote(workspace.exclude_file)
+            await sandbox.aexec(f"cat >> {exclude}", stdin=ignore.encode(), cwd=run.workdir, timeout=60)
+        for prompt in self.spec.prompts(workspace.instructions):
             run.outputs.append(await self.ask(env, run, prompt))
             run.turn += 1
         return run.outputs
 
-    async def ask(self, env: SWEEnv, run: AgentRun, prompt: str) -> str:
+    async def ask(self, env: Any, run: AgentRun, prompt: str) -> str:
         sandbox = env.sandbox
         assert sandbox is not None
         python = f"{python_runtime()}/bin/python{sys.version_info.major}.{sys.version_info.minor}"
@@ -201,8 +225,15 @@ class SandboxedAgent:
             raise AgentFailed(f"{self.spec.name} exited with {res.exit_code}: {res.output[-2000:]}")
         return res.output
 
-    async def result(self, env: SWEEnv, outputs: list[str]) -> AgentDiff:
-        try:
-            return AgentDiff(diff=await env.current_diff(), outputs=outputs)
-        except ChangeRefused as refused:  # the agent's doing: graded as `patch_failed`
-            return AgentDiff(refused=str(refused), outputs=outputs)
+    async def result(self, env: Any, outputs: list[str]) -> AgentDiff:
+        """What the agent left, graded by the environment's own reward when `grade` (an infrastructure failure of
+        grading raises, as the environment raises it: a `SandboxError` is retried on resume)."""
+        reward, components = (await env.compute_reward()) if self.grade else (None, {})
+        outcome = await env.agent_outcome()
+        return AgentDiff(
+            diff=outcome.get("diff") or "",
+            refused=outcome.get("refused"),
+            outputs=outputs,
+            reward=reward,
+            reward_components=components,
+        )

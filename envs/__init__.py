@@ -24,6 +24,7 @@ from rollgym.envs.core import (
     tool,
 )
 from rollgym.envs.core.run_records import register_run_recorder
+from rollgym.envs.core.sandboxed import AgentWorkspace, SandboxedEnv, is_sandboxed, sandboxed_env_class
 from rollgym.envs.core.task_sources import register_task_reader, register_task_source
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
@@ -35,23 +36,27 @@ register_task_reader("rollgym.envs.swe.task_sources:read_swe_tasks")
 register_run_recorder("rollgym.envs.sandbox.record:record_run")
 
 __all__ = [
+    "AgentWorkspace",
     "ChatMessageSpace",
     "ChatMessagesSpace",
     "Env",
     "EnvCheckError",
     "InvalidTaskError",
     "ResetInfo",
+    "SandboxedEnv",
     "StepInfo",
     "Tool",
     "ToolCallRecord",
     "ToolSet",
     "UnknownEnvironmentError",
     "check_env",
+    "is_sandboxed",
     "make",
     "register_env",
     "register_run_recorder",
     "register_task_reader",
     "register_task_source",
+    "sandboxed_env_class",
     "task_id_of",
     "tool",
 ]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from rollgym.envs.core import Env, InvalidTaskError, tool
+from rollgym.envs.core.sandboxed import AgentWorkspace
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.sandbox import (
     DockerSandbox,
@@ -279,6 +280,32 @@ class SWEEnv(Env):
         if problem:
             raise ChangeRefused(problem)
         return diff
+
+    # --- an agent CLI inside the sandbox (rollgym.envs.SandboxedEnv) ------------------------------------------
+    @classmethod
+    def sandbox_placement(cls, row: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+        """The row's sandbox settings as `setup` will start it: the task's defaults, then `overrides`, then the row's
+        own `sandbox` (which wins)."""
+        task = parse_task(row)
+        return {**task.default_sandbox(), **overrides, **task.sandbox}
+
+    def agent_workspace(self) -> AgentWorkspace:
+        task = self.swe_task
+        assert task is not None  # setup() chose it
+        return AgentWorkspace(
+            workdir=task.workdir, instructions=task.problem_statement, task=task, exclude_file=".git/info/exclude"
+        )
+
+    async def agent_outcome(self) -> dict[str, Any]:
+        """The agent's diff against the task's base, or why it is refused (oversized or binary: `patch_failed`); the
+        graded one when `compute_reward` ran."""
+        if self.final_diff is None:
+            try:
+                return {"diff": await self.current_diff(), "refused": None}
+            except ChangeRefused as refused:
+                return {"diff": "", "refused": str(refused)}
+        refused = self.grade.error if self.grade is not None and self.grade.status == "patch_failed" else None
+        return {"diff": self.final_diff, "refused": refused}
 
     async def compute_reward(self):
         task = self.swe_task
