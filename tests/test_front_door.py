@@ -170,3 +170,42 @@ def test_one_source_of_defaults():
 async def test_a_rollout_refuses_max_tokens_in_sampling_params():
     with pytest.raises(rg.UsageError, match="max_tokens_per_turn"):
         await rg.rollout("rollgym/Calculator-v0", "smollm2-135m", sampling=rg.SamplingParams(max_tokens=8))
+
+
+MOVED_TO_TRL = [
+    "agent_rollout_func",
+    "policy_from_trainer",
+    "env_reward",
+    "component_reward",
+    "trl_environment",
+    "from_trl_environment",
+    "AsyncRolloutWorker",
+    "AsyncRolloutConfig",
+    "VLLMServerWeightTransfer",
+]
+
+
+def test_trainer_names_live_in_their_trainers_room_and_the_old_names_warn():
+    """Everything TRL is `rg.trl.<name>`; the old front-door names still work, each use warning with the new home;
+    the CPU-only patches are no public name at all."""
+    import rollgym.integrations.trl as trl_room
+
+    assert rg.trl is trl_room and rg.make_rollout_func is trl_room.make_rollout_func
+    for name in MOVED_TO_TRL:
+        assert name not in rg.__all__ and name in trl_room.__all__
+        with pytest.warns(DeprecationWarning, match=rf"rollgym\.{name} moved: use rollgym\.trl\.{name}"):
+            old = getattr(rg, name)
+        assert old is getattr(rg.trl, name)
+    for name, module in [("patch_trl_for_vllm_cpu", "cpu_vllm"), ("patch_async_grpo_for_cpu", "cpu_async")]:
+        assert name not in rg.__all__ and name not in trl_room.__all__
+        with pytest.warns(DeprecationWarning, match=rf"use rollgym\.integrations\.trl\.{module}\.{name}"):
+            old = getattr(rg, name)
+        assert old is getattr(importlib.import_module(f"rollgym.integrations.trl.{module}"), name)
+    with pytest.raises(AttributeError, match="rollgym.trl' has no attribute 'nope'"):
+        rg.trl.nope  # noqa: B018 - the attribute lookup is what raises
+
+
+def test_rg_trl_loads_no_trainer_until_a_name_is_used():
+    code = "import sys, rollgym as rg; rg.trl; print('trl' in sys.modules, 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]

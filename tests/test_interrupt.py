@@ -1,5 +1,5 @@
 """A child a test stops with SIGINT is interrupted by it even when the suite runs with SIGINT ignored (a background
-job: `nohup bash .ci/run &`), as children inherit an ignored SIGINT (tests/support/interrupt.py, issue 38, item 11)."""
+job: `nohup bash .ci/run &`), as children inherit an ignored SIGINT (tests/support/interrupt.py)."""
 
 from __future__ import annotations
 

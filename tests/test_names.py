@@ -1,5 +1,5 @@
 """Module names mean one thing: two modules of the package share a basename only where the name means the same in
-both (issue 38, names), and every `errors.py` holds only branches of the one error tree (`rollgym.errors`)."""
+both, and every `errors.py` holds only branches of the one error tree (`rollgym.errors`)."""
 
 from __future__ import annotations
 

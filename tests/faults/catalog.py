@@ -222,7 +222,7 @@ CASES = [
         "container killed mid-grading",
         # The change makes the graded tests' import take a minute, so the kill lands while they run: the bundled
         # task's tests alone can finish within the injector's delay, and a kill after the verdict is read (or after
-        # the grading container is gone) is no fault of grading at all (issue 38, item 11).
+        # the grading container is gone) is no fault of grading at all.
         [("bash", {"command": f"printf '{SLOW_IMPORT}' >> inflection/__init__.py"})],
         category="sandbox",
         infra=True,

@@ -1,4 +1,4 @@
-"""Children a test stops with SIGINT (Ctrl-C) start with SIGINT at its default disposition (issue 38, item 11): a
+"""Children a test stops with SIGINT (Ctrl-C) start with SIGINT at its default disposition: a
 suite started as a background job (`nohup bash .ci/run &` from a script) runs with SIGINT ignored, every child
 inherits that, and a Python child then never raises KeyboardInterrupt (it exits 0 where the test expects 130).
 A command-line program rightly keeps an ignored SIGINT (nohup's meaning), so the test, not rollgym, resets it."""

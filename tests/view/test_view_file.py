@@ -9,6 +9,7 @@ from pathlib import Path
 
 import openai
 import pytest
+from support.interrupt import interruptible
 from typer.testing import CliRunner
 
 from rollgym.cli import app
@@ -201,20 +202,22 @@ def test_serve_answers_the_page_on_loopback(scripted_run, tmp_path):
         port = s.getsockname()[1]
     out = tmp_path / "served.html"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "rollgym",
-            "view",
-            str(scripted_run),
-            "--out",
-            str(out),
-            "--tokenizer",
-            "smollm2-135m",
-            "--serve",
-            "--port",
-            str(port),
-        ],
+        interruptible(
+            [
+                sys.executable,
+                "-m",
+                "rollgym",
+                "view",
+                str(scripted_run),
+                "--out",
+                str(out),
+                "--tokenizer",
+                "smollm2-135m",
+                "--serve",
+                "--port",
+                str(port),
+            ]
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
