@@ -14,8 +14,7 @@ import time
 import uuid
 from typing import Any, cast
 
-from rollgym.engines.versioned import VersionedEngine
-from rollgym.engines.weights import WeightsSnapshot, WeightsState, WeightsVersion
+from rollgym.engines.weights import VersionedEngine, WeightsSnapshot, WeightsState, WeightsVersion
 
 #: How often an actor's mirror reads the board (a sync takes ~0.5 s on a CPU: a new request waits at most this long
 #: to see that one has begun).

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rollgym.engines.base import SamplingParams
-from rollgym.engines.versioned import VersionedEngine
-from rollgym.engines.weights import WeightsVersion
+from rollgym.engines.weights import VersionedEngine, WeightsVersion
 from rollgym.errors import UsageError
 from rollgym.integrations.ray.config import as_ray_config
 from rollgym.integrations.ray.executor import RayExecutor

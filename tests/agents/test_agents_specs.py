@@ -74,7 +74,7 @@ def test_agents_by_name_spec_or_callable_and_their_errors(monkeypatch, tmp_path)
 
     assert as_agent(mine) is mine  # your own code runs as it is
     assert isinstance(as_agent(_spec("codex")), SandboxedAgent)
-    with pytest.raises(UsageError, match="not of 'rollgym/Calculator-v0'"):
+    with pytest.raises(UsageError, match=r"rollgym/Calculator-v0 \(CalculatorEnv\) offers none"):
         rg.run_agents(_spec("codex"), None, "smollm2-135m", out=tmp_path / "x", env="rollgym/Calculator-v0")
 
     @register_agent

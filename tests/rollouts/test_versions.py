@@ -9,8 +9,7 @@ import json
 
 from rollgym.engines.base import VersionChange
 from rollgym.engines.scripted import ScriptedEngine
-from rollgym.engines.versioned import VersionedEngine
-from rollgym.engines.weights import WeightsVersion
+from rollgym.engines.weights import VersionedEngine, WeightsVersion
 from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.limits import Limits
 from rollgym.rollouts.loop import run_rollout

@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rollgym.engines.base import SamplingParams
-from rollgym.engines.versioned import VersionedEngine
-from rollgym.engines.weights import WeightsVersion
+from rollgym.engines.weights import VersionedEngine, WeightsVersion
 from rollgym.errors import UsageError, WorkerDiedError
 from rollgym.integrations.trl.async_grpo.config import AsyncRolloutConfig
 from rollgym.integrations.trl.async_grpo.environments import Envs

@@ -16,9 +16,8 @@ from support.vllm import model_probe, server_probe, teacher_forced
 
 from rollgym.engines.base import SamplingParams
 from rollgym.engines.errors import WeightSyncError
-from rollgym.engines.versioned import VersionedEngine
 from rollgym.engines.vllm_server import VLLMServerEngine
-from rollgym.engines.weights import WeightsVersion
+from rollgym.engines.weights import VersionedEngine, WeightsVersion
 from rollgym.integrations.trl.async_grpo.weight_transfer import VLLMServerWeightTransfer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
