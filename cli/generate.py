@@ -46,7 +46,9 @@ def ray_options(address: str | None, resources: list[str] | None, max_retries: i
 
 def generate_cmd(
     env: str | None = typer.Option(
-        None, "--env", help="registered environment id [default: rollgym/Calculator-v0; with --agent rollgym/SWE-v0]"
+        None,
+        "--env",
+        help="registered environment id, or MODULE:ID for one your module registers \\[default: rollgym/Calculator-v0; with --agent rollgym/SWE-v0]",
     ),
     tasks: str | None = typer.Option(
         None, "--tasks", help="JSONL file, datasets directory, `bundled` (SWE), or omitted: the env's own tasks"

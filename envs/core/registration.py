@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 from typing import Any
 
 import gymnasium
@@ -18,9 +19,25 @@ def register_env(env_id: str, entry_point: Any, **kwargs: Any) -> None:
     gymnasium's passive environment checker stays on: `make` wraps the environment in it, as for any
     gymnasium environment (rollgym drives the environment under it through the async API: envs/core/wrappers.py).
     """
-    if env_id in gymnasium.registry:
-        return
+    known = gymnasium.registry.get(env_id)
+    if known is not None:
+        if known.entry_point == entry_point and dict(known.kwargs or {}) == kwargs:
+            return
+        del gymnasium.registry[env_id]  # a new definition replaces the old (an edited class in a notebook takes effect)
     gymnasium.register(id=env_id, entry_point=entry_point, kwargs=kwargs)
+
+
+def import_named_module(env_id: str) -> str:
+    """`module:namespace/Name-v0` (gymnasium's own form): import `module`, which registers the environment, and
+    return the id; an id without a module is returned as it is."""
+    module, sep, name = env_id.partition(":")
+    if not sep or "/" in module:
+        return env_id
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        raise UnknownEnvironmentError(f"cannot import {module!r}, the module {env_id!r} names: {exc}") from None
+    return name
 
 
 def suggest(env_id: str) -> list[str]:
@@ -31,12 +48,15 @@ def suggest(env_id: str) -> list[str]:
 
 
 def make(env_id: str, **kwargs: Any) -> gymnasium.Env:
-    """`gymnasium.make`, with an error that suggests the closest registered id for unknown ids."""
+    """`gymnasium.make`, with an error that suggests the closest registered id for unknown ids. `module:id` imports
+    `module` first (where your environment is registered), as `gymnasium.make` takes it."""
+    env_id = import_named_module(env_id)
     if env_id not in gymnasium.registry:
         close = suggest(env_id)
         ours = sorted(i for i in gymnasium.registry if i.startswith(NAMESPACE + "/"))
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UnknownEnvironmentError(
-            f"no environment {env_id!r} is registered.{hint} rollgym provides: {', '.join(ours)}"
+            f"no environment {env_id!r} is registered.{hint} rollgym provides: {', '.join(ours)}; an environment of "
+            f"your own: name the module that registers it, 'your_module:{env_id}'"
         )
     return gymnasium.make(env_id, **kwargs)
