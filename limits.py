@@ -6,8 +6,12 @@ from here, so a budget means the same thing everywhere. How to sample is `Sampli
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import ConfigDict, Field
 
+from rollgym.errors import UsageError
 from rollgym.models import BoundaryModel
 
 #: Model turns per rollout when nobody says otherwise.
@@ -38,3 +42,13 @@ class Limits(BoundaryModel):
     final_reward_timeout_s: float = Field(
         default=600.0, gt=0, description="time allowed to score an episode the loop cut short"
     )
+
+
+def as_limits(limits: Limits | Mapping[str, Any] | None) -> Limits | None:
+    """`limits` as a `Limits`: a dict of its fields is validated into one (a bad budget is a `UsageError` before any
+    rollout, never a failure recorded on each); anything else is refused naming what was given."""
+    if limits is None or isinstance(limits, Limits):
+        return limits
+    if isinstance(limits, Mapping):
+        return Limits(**limits)
+    raise UsageError(f"limits must be rg.Limits(...) or a dict of its fields, not {type(limits).__name__}")

@@ -9,7 +9,7 @@ from typing import Any
 from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import UsageError
-from rollgym.limits import Limits
+from rollgym.limits import Limits, as_limits
 from rollgym.rollouts.jobs import (
     EnvFactory,
     Executor,
@@ -23,6 +23,7 @@ from rollgym.rollouts.jobs import (
 from rollgym.rollouts.loop import check_sampling
 from rollgym.rollouts.policy import Policy, as_policy
 from rollgym.rollouts.records import Rollout
+from rollgym.rollouts.tasks import task_rows
 
 
 async def run_rollouts(
@@ -63,7 +64,7 @@ async def run_rollouts(
     if env is None and job_runner is None:
         raise UsageError("run_rollouts needs an environment (an id or a factory) unless a job runner runs the jobs")
     runner = executor_for(executor, ray=ray, workers=workers)
-    sampling = check_sampling(sampling)
+    sampling, limits, tasks = check_sampling(sampling), as_limits(limits), task_rows(tasks)
     policy, owned = as_policy(policy)
     jobs = [RolloutJob(ti, task_id_of(task, ti), si, task) for ti, task in enumerate(tasks) for si in range(n)]
     jobs = [j for j in jobs if (j.task_id, j.sample_index) not in skip]

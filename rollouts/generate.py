@@ -16,7 +16,7 @@ from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.envs.core.run_records import run_records
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import ClusterLostError
-from rollgym.limits import Limits
+from rollgym.limits import Limits, as_limits
 from rollgym.rollouts.batch import EnvFactory, run_rollouts
 from rollgym.rollouts.output import RETRIED_FILE, RolloutWriter, read_rollouts
 from rollgym.rollouts.policy import Policy, as_policy
@@ -173,6 +173,7 @@ def generate(
     synchronous code: it runs its own event loop, so an engine the policy builds for it is closed when it
     returns (the policy builds another on its next use).
     """
+    limits = as_limits(limits)  # a bad budget fails the call here, not every rollout
     rows = load_tasks(env, tasks, num_tasks=num_tasks)
 
     async def run() -> RunSummary:

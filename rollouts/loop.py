@@ -13,12 +13,13 @@ import time
 from typing import Any
 
 from rollgym.engines.base import SamplingParams
+from rollgym.envs.core.env import reward_result
 from rollgym.envs.core.errors import InvalidReplyError, InvalidRewardError
 from rollgym.envs.core.spaces import message_problem
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.core.wrappers import inner_env_and_step_limit
 from rollgym.errors import UsageError
-from rollgym.limits import Limits
+from rollgym.limits import Limits, as_limits
 from rollgym.rollouts.history import common_prefix, record_history_costs
 from rollgym.rollouts.live import publish
 from rollgym.rollouts.policy import Policy
@@ -204,7 +205,7 @@ async def _final_reward(env: Any, rollout: Rollout, limits: Limits) -> None:
         return
     try:
         async with asyncio.timeout(limits.final_reward_timeout_s):
-            reward, components = await scorer()
+            reward, components = reward_result(type(env).__name__, await scorer())
         rollout.reward, rollout.reward_components = _checked_reward(reward, components)
     except Exception as exc:  # noqa: BLE001 - an unscorable episode is recorded on the rollout
         if rollout.error is None:
@@ -421,7 +422,7 @@ async def rollout(
     from rollgym.envs import make
     from rollgym.rollouts.policy import as_policy
 
-    sampling = check_sampling(sampling)
+    sampling, limits = check_sampling(sampling), as_limits(limits)
     policy, owned = as_policy(policy)
     policy.engine  # noqa: B018 - an engine that cannot be built fails the call here, before any environment
     env_id = env if isinstance(env, str) else getattr(getattr(env, "spec", None), "id", None) or type(env).__name__

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rollgym.envs.core.task_sources import read_task_source
@@ -17,7 +17,7 @@ def load_tasks(
     rows (a list, a `datasets.Dataset`), or (None) the environment's own `default_tasks`; at most `num_tasks` of
     them (the env's own: 8 by default). The one loader behind `rollgym.generate`, the CLI and the TRL examples."""
     if source is not None and not isinstance(source, (str, os.PathLike)):
-        rows = [dict(row) for row in source]
+        rows = task_rows(source)
         return rows[:num_tasks] if num_tasks else rows
     if source in (None, "", "default"):
         from rollgym.envs import Env, make
@@ -33,3 +33,21 @@ def load_tasks(
             env.close()
     rows = read_task_source(source)  # a source the environments registered (`bundled`, SWE task folders), or a file
     return rows[:num_tasks] if num_tasks else rows
+
+
+def task_rows(source: Any) -> list[dict[str, Any]]:
+    """Rows given as an iterable of dicts, checked: one dict, a class, or rows that are not dicts are refused with
+    what was given and what is expected, before any rollout."""
+    if isinstance(source, dict):
+        raise UsageError("tasks is one row (a dict): pass a list of rows, e.g. tasks=[row]")
+    if isinstance(source, type) or not isinstance(source, Iterable):
+        raise UsageError(
+            f"tasks must be rows (a list of dicts, a datasets.Dataset), a path, 'bundled' or None, "
+            f"not {getattr(source, '__name__', type(source).__name__)}"
+        )
+    rows = []
+    for i, row in enumerate(source):
+        if not isinstance(row, Mapping):
+            raise UsageError(f"task row {i} is a {type(row).__name__}, not a dict of the task's fields")
+        rows.append(dict(row))
+    return rows

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, TypedDict
 
 import gymnasium
 
-from rollgym.envs.core.errors import EpisodeStateError, InvalidActionError
+from rollgym.envs.core.errors import EnvCheckError, EpisodeStateError, InvalidActionError
 from rollgym.envs.core.spaces import action_space, message_problem, observation_space
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.core.tools import ToolCallRecord, ToolSet
@@ -37,6 +38,35 @@ class StepInfo(TypedDict, total=False):
     error: BaseException  # the failure that ended the episode (e.g. a dead sandbox), as the exception itself
 
 
+#: The methods the loop awaits, with the signature each must have.
+ASYNC_METHODS = {
+    "setup": "(self, task) -> tuple[list[dict], dict]",
+    "compute_reward": "(self) -> tuple[float, dict[str, float]]",
+    "on_text_reply": "(self, message) -> tuple[list[dict], bool]",
+    "teardown": "(self) -> None",
+}
+
+
+def setup_result(env_name: str, result: Any) -> tuple[list[dict], dict[str, Any]]:
+    """`setup`'s (messages, info), or an `EnvCheckError` naming what it returned instead."""
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+        raise EnvCheckError(
+            f"{env_name}.setup must return (messages, info): a list of chat messages and a dict (task_id, ...), "
+            f"got {type(result).__name__}: {str(result)[:200]}"
+        )
+    return result
+
+
+def reward_result(env_name: str, result: Any) -> tuple[Any, dict[str, Any]]:
+    """`compute_reward`'s (reward, components), or an `EnvCheckError` naming what it returned instead."""
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+        raise EnvCheckError(
+            f"{env_name}.compute_reward must return (reward, {{component: value}}), e.g. `return 1.0, {{}}`, "
+            f"got {type(result).__name__}: {str(result)[:200]}"
+        )
+    return result
+
+
 class Env(gymnasium.Env):
     """A tool-using chat environment. Subclasses implement `setup` and `compute_reward`, define
     tools with `@tool`, and may override `on_text_reply` and `teardown`.
@@ -49,6 +79,15 @@ class Env(gymnasium.Env):
     metadata = {"render_modes": []}
     max_turns: int | None = None
     fatal_errors: tuple[type[BaseException], ...] = ()  # tool errors that end the episode (e.g. a dead sandbox)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A method the loop awaits that is written as a plain `def` is refused where the class is defined, naming the
+        signature it needs (not a raw `TypeError` in every rollout)."""
+        super().__init_subclass__(**kwargs)
+        for name, signature in ASYNC_METHODS.items():
+            method = cls.__dict__.get(name)
+            if method is not None and not inspect.iscoroutinefunction(method):
+                raise EnvCheckError(f"{cls.__name__}.{name} must be `async def {name}{signature}`")
 
     def __init__(self, max_turns: int | None = None, tools: Iterable[Callable] = ()) -> None:
         """`tools`: extra plain functions (marked with `@tool` or not) besides the `@tool` methods."""
@@ -109,7 +148,7 @@ class Env(gymnasium.Env):
         self.turn, self.done, self._finish_reason = 0, True, None  # no episode until setup succeeds
         self.toolset.fatal = None
         self.task = dict(options.get("task") or self._default_task(seed) or {})
-        messages, meta = await self.setup(self.task or None)
+        messages, meta = setup_result(type(self).__name__, await self.setup(self.task or None))
         self.done = False
         self.task_id = str(meta.get("task_id") or task_id_of(self.task))
         info: ResetInfo = {"tools": self.toolset.schemas(), "task_id": self.task_id, **meta}  # pyright: ignore[reportAssignmentType]  # meta adds the environment's own keys, which a TypedDict cannot declare (no PEP 728 on 3.11)
@@ -154,7 +193,7 @@ class Env(gymnasium.Env):
             self.done = True
             info["finish_reason"] = self._finish_reason or "max_turns"
             try:
-                reward, components = await self.compute_reward()
+                reward, components = reward_result(type(self).__name__, await self.compute_reward())
                 info["reward_components"] = components
             except EnvError as exc:  # the episode could not be scored (e.g. grading died): reported, not raised
                 info.setdefault("error", exc)

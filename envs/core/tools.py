@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from rollgym.envs.core.errors import EnvCheckError
+
 _MARK = "__rollgym_tool__"
 #: Non-string tool results as JSON (`json.dumps(x, default=str)`, with the encoder built once).
 _RESULT_JSON = json.JSONEncoder(default=str)
@@ -32,7 +34,7 @@ class ToolCallRecord(BaseModel):
     result: str
     failed: bool
     duration_s: float
-    error_kind: str | None = None  # unknown_tool | bad_json | bad_arguments | tool_error | fatal
+    error_kind: str | None = None  # unknown_tool | bad_json | bad_arguments | tool_error | bad_result | fatal
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCallRecord):
@@ -97,7 +99,12 @@ def _spec(fn: Callable, name: str, description: str | None) -> tuple[str, type[B
     for pname, param in inspect.signature(fn).parameters.items():
         if pname in ("self", "cls") or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
-        annotation = hints.get(pname, Any)
+        if pname not in hints:
+            raise EnvCheckError(
+                f"tool {name!r}: parameter {pname!r} has no type hint; annotate it ({pname}: str, {pname}: int, ...) "
+                f"so the model is shown its type and its arguments are checked"
+            )
+        annotation = hints[pname]
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (annotation, Field(default=default, description=arg_docs.get(pname)))
     model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
@@ -254,6 +261,14 @@ class ToolSet:
             return record(f"Error: the environment failed while running '{name}': {exc}", True, "fatal", args)
         except Exception as exc:  # noqa: BLE001 - a tool's own failure is reported to the model
             return record(f"Error: tool '{name}' failed: {type(exc).__name__}: {exc}", True, "tool_error", args)
+        if result is None or isinstance(result, (bytes, bytearray)):
+            what = "None" if result is None else "bytes"
+            return record(
+                f"Error: tool '{name}' returned {what}; the environment's tool must return text or JSON data",
+                True,
+                "bad_result",
+                args,
+            )
         text = result if isinstance(result, str) else _RESULT_JSON.encode(result)
         return record(text, False, None, args)
 
