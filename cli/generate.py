@@ -106,6 +106,12 @@ def generate_cmd(
         help="keep: each turn's prompt extends the last exactly (one sample per rollout); template: each prompt is "
         "what the template renders (a rewrite of history starts a new sample); docs/tokenization.md",
     ),
+    truncation: str = typer.Option(
+        "end",
+        "--truncation",
+        help="a turn cut by --max-tokens: end (the rollout stops: truncated_completion) or close (the turn is closed "
+        "with the template's end token, masked, and the episode goes on)",
+    ),
     engine_arg: list[str] | None = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
     docker_host: list[str] | None = typer.Option(
         None,
@@ -179,6 +185,7 @@ def generate_cmd(
         retry_errors=retry_errors,
         ray=ray_options(ray, ray_resource, max_retries, workers),
         history=history,
+        truncation=truncation,
     )
     raise typer.Exit(code)
 
@@ -230,6 +237,7 @@ def run_generate(
     retry_errors: bool = True,
     ray: Any = None,
     history: str = "keep",
+    truncation: str = "end",
 ) -> int:
     """The `rollgym generate` job: the policy and tasks from specs, then `generate`; prints the summary; exit code
     (0; 1 when every rollout failed on infrastructure; 2 for a setup error; 130/143 when interrupted)."""
@@ -245,6 +253,7 @@ def run_generate(
             log=console.print,
             engine_kwargs=engine_kwargs,
             history=history,
+            truncation=truncation,
         )
         if workers == 1 and ray is None:
             policy.engine  # noqa: B018 - a model that cannot load fails here (Ray actors build their own)

@@ -15,7 +15,7 @@ from rollgym.engines.base import SamplingParams
 from rollgym.engines.default_model import DEFAULT_MODEL
 from rollgym.envs.core.run_records import run_records
 from rollgym.envs.core.tasks import task_id_of
-from rollgym.errors import ClusterLostError
+from rollgym.errors import ClusterLostError, UsageError
 from rollgym.limits import Limits, as_limits
 from rollgym.rollouts.batch import EnvFactory, run_rollouts
 from rollgym.rollouts.output import RETRIED_FILE, RolloutWriter, read_rollouts
@@ -161,6 +161,7 @@ def generate(
     retry_errors: bool = True,
     ray: Any = None,
     job_runner: Any = None,
+    truncation: str | None = None,
 ) -> RunSummary:
     """Batch-generate rollouts to `out/rollouts.jsonl` (resumable: `resume=True` skips what is there) and
     write `out/summary.json`; return the summary (a `RunSummary`). What `rollgym generate` runs.
@@ -169,15 +170,22 @@ def generate(
     `retry_errors=False`; the agent's own failures never do. `workers` and `ray` as in `run_rollouts` (Ray
     actors). `tasks`: rows, a JSONL file, a `datasets` directory, `"bundled"` (the SWE tasks), or None (the
     environment's own `default_tasks`); `env_kwargs` go to the environment's constructor; `job_runner` runs each job
-    instead of the rollout loop (`rollgym.run_agents` runs agents this way; `env` None: its jobs need none). Call it from
+    instead of the rollout loop (`rollgym.run_agents` runs agents this way; `env` None: its jobs need none);
+    `truncation` ("end" or "close") what a turn cut by its token budget does, for a policy given as a spec (a
+    `Policy` takes it itself: `rg.Policy(spec, truncation="close")`). Call it from
     synchronous code: it runs its own event loop, so an engine the policy builds for it is closed when it
     returns (the policy builds another on its next use).
     """
     limits = as_limits(limits)  # a bad budget fails the call here, not every rollout
     rows = load_tasks(env, tasks, num_tasks=num_tasks)
 
+    if truncation is not None and isinstance(policy, Policy):
+        if policy.tokenizer is None or policy.tokenizer.truncation != truncation:
+            raise UsageError(f"this Policy was made without truncation={truncation!r}: pass it to rg.Policy(...)")
+    spec_options = {"truncation": truncation} if truncation is not None else {}
+
     async def run() -> RunSummary:
-        pol, _ = as_policy(policy)
+        pol, _ = as_policy(policy, **spec_options)
         with sigterm_cancels_this_task():  # SIGTERM unwinds as Ctrl-C does: sandboxes released, output flushed
             async with pol:
                 return await generate_to_dir(

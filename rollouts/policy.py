@@ -4,6 +4,7 @@ certification happen here and nowhere else."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,7 @@ class Policy:
         Policy(engine=my_engine, tokenizer="/path/to/model")  # your own engine object
         Policy(engine_factory=build, tokenizer=...)          # a function that builds the engine on each use
         Policy("...", history="template")                     # each turn's prompt as the template renders it
+        Policy("...", truncation="close")                     # a turn cut by its token budget is closed, not the end
         rg.policy_from_trainer(trainer)                       # TRL: the trainer's generator, current weights
 
     The tokenizer is built (and certified) at once, so a wrong spec fails here; the engine is built on
@@ -76,6 +78,7 @@ class Policy:
         log: Callable[[str], None] | None = None,
         engine_kwargs: dict[str, Any] | None = None,
         history: str = "keep",
+        truncation: str | None = None,
     ) -> None:
         self.history = check_history(history)  # how each turn's prompt is built (rollgym.rollouts.history)
         if sum(x is not None for x in (spec, engine, engine_factory)) != 1:
@@ -104,6 +107,8 @@ class Policy:
                     "directory), or write a vllm: spec with #MODEL"
                 )
             self.tokenizer = certified_tokenizer(source, chat_template=chat_template, need_tools=need_tools, log=log)
+        if truncation is not None:
+            self.tokenizer = with_truncation(self.tokenizer, truncation)
 
     # --- the engine -------------------------------------------------------------------------------
     @property
@@ -181,6 +186,25 @@ class Policy:
 
     def __repr__(self) -> str:
         return f"Policy({self.spec!r})" if self.spec else f"Policy(engine={self.name})"
+
+
+TRUNCATIONS = ("end", "close")
+
+
+def with_truncation(tokenizer: Any, truncation: str) -> Any:
+    """A copy of `tokenizer` whose turns cut by the token budget are handled by `truncation`: `end` (the rollout stops,
+    `truncated_completion`) or `close` (the turn is closed with the template's end token, masked, and the episode goes
+    on: a small budget still gives multi-turn rollouts)."""
+    if truncation not in TRUNCATIONS:
+        raise UsageError(
+            f"truncation must be 'end' (a cut turn ends the rollout) or 'close' (it is closed and the "
+            f"episode goes on), got {truncation!r}"
+        )
+    if tokenizer is None:
+        raise UsageError("truncation applies to a token-exact policy's tokenizer; this policy has none (a chat engine)")
+    copied = copy.copy(tokenizer)
+    copied.truncation = truncation
+    return copied
 
 
 def as_policy(policy: Policy | str, **kwargs: Any) -> tuple[Policy, bool]:

@@ -183,3 +183,46 @@ async def test_an_engine_factory_builds_anew_after_each_close_and_stays_in_its_p
         pickle.dumps(policy)
     with pytest.raises(rg.UsageError, match="exactly one"):
         rg.Policy("smollm2-135m", engine_factory=build)
+
+
+def test_truncation_is_a_policy_option_and_a_turn_cut_by_its_budget_is_closed_not_the_end(say, tmp_path):
+    """With `truncation="close"` a turn cut by its token budget is closed (masked end token) and the episode goes on;
+    under the default `end` the rollout stops there (`truncated_completion`). Settable on `rg.Policy` and
+    `rg.generate` (for a spec), refused when unknown."""
+    import asyncio
+
+    import rollgym as rg
+    from rollgym.engines.scripted import ScriptedEngine
+    from rollgym.errors import UsageError
+
+    class Chatty(rg.Env):
+        """Answers every text reply and goes on."""
+
+        async def setup(self, task):
+            return [{"role": "user", "content": "Talk."}], {"task_id": "chatty"}
+
+        async def on_text_reply(self, message):
+            return [{"role": "user", "content": "Go on."}], False
+
+        async def compute_reward(self):
+            return 0.0, {}
+
+    long_reply = say.text("one two three four five six seven eight nine ten")[:-1]  # no end token: cut by max_tokens
+    limits = rg.Limits(max_turns=3, max_tokens_per_turn=4)
+
+    def rollout_with(truncation):
+        policy = rg.Policy(
+            engine=ScriptedEngine(lambda p, s: long_reply), tokenizer="smollm2-135m", truncation=truncation
+        )
+        return asyncio.run(rg.rollout(Chatty(), policy, limits=limits))
+
+    ended, closed = rollout_with("end"), rollout_with("close")
+    assert ended.stop_reason == "truncated_completion" and len(ended.turns) == 1
+    assert closed.stop_reason == "max_turns" and len(closed.turns) == 3  # every cut turn closed, the episode went on
+    view = closed.token_view()
+    assert len(view["completion_ids"]) == len(view["env_mask"]) and 0 in view["env_mask"]
+    with pytest.raises(UsageError, match="truncation must be 'end'.*or 'close'"):
+        rg.Policy("smollm2-135m", truncation="cut")
+    made = rg.Policy("smollm2-135m")
+    with pytest.raises(UsageError, match="made without truncation='close'"):
+        rg.generate("rollgym/Calculator-v0", made, out=tmp_path / "x", num_tasks=1, truncation="close")
