@@ -8,6 +8,7 @@ data, not a crash. Only cancellation propagates (after the environment is releas
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from typing import Any
@@ -26,6 +27,7 @@ from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.records import (
     ErrorCategory,
     ErrorRecord,
+    FailurePhase,
     Resample,
     Rollout,
     StopReason,
@@ -59,8 +61,24 @@ class _Stop(Exception):
         self.error, self.truncated, self.scored, self.reward = error, truncated, scored, reward
 
 
-def _error(category: ErrorCategory, exc: BaseException, turn: int | None) -> ErrorRecord:
-    return ErrorRecord.of(exc, category, turn)
+log = logging.getLogger("rollgym.rollouts")
+
+
+def _error(category: ErrorCategory, exc: BaseException, turn: int | None, phase: FailurePhase) -> ErrorRecord:
+    """The record of a failure (with its traceback), and a log line with the traceback, so a failing environment can
+    be debugged from the run's log as well as from its records."""
+    phase = getattr(exc, "rollgym_phase", None) or phase  # an environment says where (its reward, a tool)
+    record = ErrorRecord.of(exc, category, turn, phase)
+    log.warning(
+        "a rollout failed in %s (%s, turn %s): %s: %s",
+        phase,
+        category,
+        turn,
+        record.type,
+        record.message,
+        exc_info=exc if exc.__traceback__ is not None else None,
+    )
+    return record
 
 
 #: the category of a failure an environment raised (`ErrorRecord.of` without a category uses it)
@@ -136,7 +154,7 @@ async def run_rollout(
     except Exception as exc:  # noqa: BLE001 - an engine that cannot be built is this rollout's engine failure, still data
         await asyncio.shield(_close(env))
         return errored_rollout(
-            _error("engine", exc, None),
+            _error("engine", exc, None, "generate"),
             env_id=env_id,
             group_id=group_id,
             sample_index=sample_index,
@@ -173,13 +191,13 @@ async def run_rollout(
             rollout.reward, rollout.reward_components = stop.reward
     except TimeoutError as exc:
         rollout.stop_reason, rollout.truncated = "timeout", True
-        rollout.error = _error("timeout", exc, len(rollout.turns))
+        rollout.error = _error("timeout", exc, len(rollout.turns), "loop")
         rollout.error.message = f"the rollout exceeded its wall-clock limit of {limits.timeout_s}s"
     except asyncio.CancelledError:
         await asyncio.shield(_close(env))
         raise
     except Exception as exc:  # noqa: BLE001 - a bug of ours: still data, never a crashed batch
-        rollout.stop_reason, rollout.error = "error", _error("internal", exc, len(rollout.turns))
+        rollout.stop_reason, rollout.error = "error", _error("internal", exc, len(rollout.turns), "loop")
     if not scored and (rollout.error is None or rollout.stop_reason == "timeout"):
         await _final_reward(env, rollout, limits)
     await asyncio.shield(_close(env))
@@ -209,7 +227,7 @@ async def _final_reward(env: Any, rollout: Rollout, limits: Limits) -> None:
         rollout.reward, rollout.reward_components = _checked_reward(reward, components)
     except Exception as exc:  # noqa: BLE001 - an unscorable episode is recorded on the rollout
         if rollout.error is None:
-            rollout.error = _error(env_failure_category(exc), exc, len(rollout.turns))
+            rollout.error = _error(env_failure_category(exc), exc, len(rollout.turns), "reward")
 
 
 async def _episode(
@@ -224,7 +242,7 @@ async def _episode(
     try:
         messages, info = await env.areset(options={"task": task} if task is not None else None)
     except Exception as exc:  # noqa: BLE001 - a failed reset is recorded on the rollout
-        raise _Stop("error", _error(env_failure_category(exc), exc, None)) from None
+        raise _Stop("error", _error(env_failure_category(exc), exc, None, "setup")) from None
     rollout.timings.reset_s = time.perf_counter() - t
     tools = info.get("tools") or None
     rollout.task_id = str(info.get("task_id") or rollout.task_id)
@@ -234,7 +252,7 @@ async def _episode(
         try:
             traj = tokenizer.start(messages, tools)
         except TokenizationError as exc:
-            raise _Stop("error", _error("tokenization", exc, None)) from None
+            raise _Stop("error", _error("tokenization", exc, None, "tokenize")) from None
         rollout.prompt_ids = traj.prompt_ids  # shared, not copied: the trajectory never changes this list in place
         stop_ids = list(dict.fromkeys(tokenizer.stop_token_ids + list(sampling.stop_token_ids)))
     max_len = limits.max_model_len or getattr(engine, "max_model_len", None)
@@ -296,7 +314,7 @@ def _follow_template(tokenizer, traj, history: list, tools, turn: Turn, index: i
     try:
         fresh = tokenizer.start(history, tools)
     except TokenizationError as exc:
-        raise _Stop("error", _error("tokenization", exc, index)) from None
+        raise _Stop("error", _error("tokenization", exc, index, "tokenize")) from None
     if fresh.prompt_ids == traj.next_prompt_ids:
         return traj, None
     kept = traj.next_prompt_ids[: len(traj) - len(turn.bridge_ids)]
@@ -329,7 +347,7 @@ async def _turn(
             gen = await engine.chat(history, tools, sampling)
             generate_s = time.perf_counter() - t
     except Exception as exc:  # noqa: BLE001 - any engine failure is this turn's engine error
-        raise _Stop("error", _error("engine", exc, index)) from None
+        raise _Stop("error", _error("engine", exc, index, "generate")) from None
     sampled = 0
     if traj is not None:
         assert tokenizer is not None  # the trajectory was started by it
@@ -339,7 +357,7 @@ async def _turn(
         try:
             parsed = record_completion(turn, traj, tokenizer, gen, tools)
         except TokenizationError as exc:
-            raise _Stop("error", _error("tokenization", exc, index)) from None
+            raise _Stop("error", _error("tokenization", exc, index, "tokenize")) from None
         if gen.finish_reason == "abort":
             raise _Stop(
                 "error",
@@ -366,12 +384,12 @@ async def _turn(
         try:
             reply, reward, terminated, truncated, step_info = await env.astep(action)
         except Exception as exc:  # noqa: BLE001 - any step failure is the environment's (or its sandbox's) error
-            raise _Stop("error", _error(env_failure_category(exc), exc, index)) from None
+            raise _Stop("error", _error(env_failure_category(exc), exc, index, "step")) from None
         finally:
             turn.env_s = time.perf_counter() - t
         problem = _reply_problem(reply)
         if problem:
-            raise _Stop("error", _error("environment", InvalidReplyError(problem), index))
+            raise _Stop("error", _error("environment", InvalidReplyError(problem), index, "step"))
         reply = list(reply)
         if parsed is not None and parsed.errors:
             assert tokenizer is not None  # parsed calls come only from the token path, which has a tokenizer
@@ -379,7 +397,7 @@ async def _turn(
     try:
         reward, components = _checked_reward(reward, step_info.get("reward_components"))
     except InvalidRewardError as exc:
-        raise _Stop("error", _error("environment", exc, index), scored=terminated or truncated) from None
+        raise _Stop("error", _error("environment", exc, index, "reward"), scored=terminated or truncated) from None
     turn.reward, turn.env_messages = reward, reply
     turn.tool_calls = [
         ToolCall(id=c.id, name=c.name, arguments=c.arguments, result=c.result, failed=c.failed, duration_s=c.duration_s)
@@ -388,7 +406,7 @@ async def _turn(
     history += reply
     failure = step_info.get("error")
     if failure is not None:
-        raise _Stop("error", _error(env_failure_category(failure), failure, index), scored=True)
+        raise _Stop("error", _error(env_failure_category(failure), failure, index, "step"), scored=True)
     if terminated or truncated:
         reason = "env_truncated" if truncated else "no_tool_call" if not action.get("tool_calls") else "env_terminated"
         raise _Stop(reason, truncated=bool(truncated), scored=True, reward=(reward, components))
@@ -399,13 +417,14 @@ async def _turn(
                 "environment",
                 InvalidReplyError("the environment returned no messages and did not end the episode"),
                 index,
+                "step",
             ),
         )
     if traj is not None:
         try:
             turn.bridge_ids = traj.add_messages(reply)
         except TokenizationError as exc:
-            raise _Stop("error", _error("tokenization", exc, index)) from None
+            raise _Stop("error", _error("tokenization", exc, index, "tokenize")) from None
     return sampled, stepped
 
 

@@ -10,6 +10,7 @@ proposed.)
 from __future__ import annotations
 
 import time
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -46,6 +47,10 @@ ErrorCategory = Literal["engine", "environment", "sandbox", "tokenization", "tim
 
 #: The one length rule for a recorded failure's message (a runaway traceback or log stays bounded in every record).
 MAX_ERROR_MESSAGE = 2000
+#: A recorded traceback keeps its last this many characters (where the failure happened).
+MAX_TRACEBACK = 8000
+#: Where in an episode a failure happened.
+FailurePhase = Literal["setup", "generate", "tokenize", "step", "tool", "reward", "loop", "agent", "prepare"]
 _ERROR_CATEGORIES: tuple[str, ...] = get_args(ErrorCategory)
 
 
@@ -57,17 +62,39 @@ class ErrorRecord(BaseModel):
     type: str
     message: str
     turn: int | None = None
+    phase: FailurePhase | None = Field(default=None, description="where in the episode it failed")
+    traceback: str | None = Field(default=None, description="the exception's traceback, its last part")
 
     @field_validator("message")
     @classmethod
     def _bounded(cls, message: str) -> str:
         return message[:MAX_ERROR_MESSAGE]
 
+    @field_validator("traceback")
     @classmethod
-    def of(cls, exc: BaseException, category: ErrorCategory | None = None, turn: int | None = None) -> ErrorRecord:
+    def _bounded_traceback(cls, text: str | None) -> str | None:
+        return text if text is None or len(text) <= MAX_TRACEBACK else "...\n" + text[-MAX_TRACEBACK:]
+
+    @classmethod
+    def of(
+        cls,
+        exc: BaseException,
+        category: ErrorCategory | None = None,
+        turn: int | None = None,
+        phase: FailurePhase | None = None,
+    ) -> ErrorRecord:
         """The record of `exc`: its category as given, else the one it names (`exc.category`), else `sandbox` for a
-        sandbox failure and `environment` for anything else an environment raised."""
-        return cls(category=category or failure_category(exc), type=type(exc).__name__, message=str(exc), turn=turn)
+        sandbox failure and `environment` for anything else an environment raised; with its traceback, when it was
+        raised (not only made), and the phase it failed in."""
+        trace = "".join(traceback.format_exception(exc)) if exc.__traceback__ is not None else None
+        return cls(
+            category=category or failure_category(exc),
+            type=type(exc).__name__,
+            message=str(exc),
+            turn=turn,
+            phase=phase,
+            traceback=trace,
+        )
 
 
 def failure_category(exc: BaseException) -> ErrorCategory:

@@ -67,6 +67,15 @@ def reward_result(env_name: str, result: Any) -> tuple[Any, dict[str, Any]]:
     return result
 
 
+def _in_phase(exc: BaseException, phase: str) -> BaseException:
+    """`exc`, marked with where in the episode it happened (the rollout's error record says so)."""
+    try:
+        exc.rollgym_phase = phase  # type: ignore[attr-defined]  # an attribute of ours on the exception
+    except AttributeError:  # an exception type with __slots__
+        pass
+    return exc
+
+
 class Env(gymnasium.Env):
     """A tool-using chat environment. Subclasses implement `setup` and `compute_reward`, define
     tools with `@tool`, and may override `on_text_reply` and `teardown`.
@@ -184,7 +193,7 @@ class Env(gymnasium.Env):
                 self._finish_reason = self._finish_reason or "text_reply"
         info: StepInfo = {"turn": self.turn, "tool_calls": records, "reward_components": {}}
         if self.toolset.fatal is not None:
-            info["error"] = self.toolset.fatal
+            info["error"] = _in_phase(self.toolset.fatal, "tool")
             self._finish_reason = "error"
         terminated = terminated or self._finish_reason in ("submitted", "text_reply", "error")
         truncated = not terminated and self.max_turns is not None and self.turn >= self.max_turns
@@ -196,7 +205,10 @@ class Env(gymnasium.Env):
                 reward, components = reward_result(type(self).__name__, await self.compute_reward())
                 info["reward_components"] = components
             except EnvError as exc:  # the episode could not be scored (e.g. grading died): reported, not raised
-                info.setdefault("error", exc)
+                info.setdefault("error", _in_phase(exc, "reward"))
+            except Exception as exc:  # marked with its phase, then raised on as it was
+                _in_phase(exc, "reward")
+                raise
         return messages, float(reward), terminated, truncated, info
 
     async def aclose(self) -> None:

@@ -115,3 +115,30 @@ def asyncio_run(coro):
     import asyncio
 
     return asyncio.run(coro)
+
+
+def test_an_environment_failure_keeps_its_traceback_and_phase_on_the_record_and_in_the_log(tool_tok, say, caplog):
+    class Exploding(Answer):
+        async def compute_reward(self):
+            raise ValueError("reward exploded for value 2")
+
+    policy = rg.Policy(engine=ScriptedEngine(lambda p, s: say.text("hi")), tokenizer=tool_tok)
+    with caplog.at_level("WARNING", logger="rollgym.rollouts"):
+        rollout = asyncio_run(rg.rollout(Exploding(), policy))
+    error = rollout.error
+    assert error is not None and (error.category, error.phase, error.type) == ("environment", "reward", "ValueError")
+    assert error.traceback is not None and "in compute_reward" in error.traceback
+    assert "reward exploded for value 2" in error.traceback.splitlines()[-1]
+    assert any(r.exc_info and "failed in reward" in r.getMessage() for r in caplog.records)
+    again = rg.Rollout.model_validate_json(rollout.to_json())  # kept on disk, bounded
+    assert again.error == error
+
+
+def test_a_failed_setup_says_its_phase(tool_tok, say):
+    class BrokenSetup(Answer):
+        async def setup(self, task):
+            raise RuntimeError("no database")
+
+    policy = rg.Policy(engine=ScriptedEngine(lambda p, s: say.text("hi")), tokenizer=tool_tok)
+    error = asyncio_run(rg.rollout(BrokenSetup(), policy)).error
+    assert error is not None and error.phase == "setup" and "in setup" in (error.traceback or "")
