@@ -166,7 +166,8 @@ async def run_rollout(
         env_id=env_id,
         group_id=group_id,
         sample_index=sample_index,
-        sampling=sampling.model_dump(),
+        sampling=sampling.model_dump(exclude={"max_tokens"}),  # the tokens per turn are a budget: `limits`
+        limits=limits.model_dump(),
         engine=getattr(engine, "name", type(engine).__name__),
         model=str(getattr(engine, "model", "")),
         token_exact=token_exact,

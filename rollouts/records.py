@@ -25,7 +25,7 @@ from rollgym.errors import SandboxError
 #: rollout how its prompts were built (`history`, `history_cost`, `Turn.resample`); a version-1 record loads with
 #: none of them (None, [], "keep", {}, None).
 #: 3: what rollgym itself records about a rollout's making is typed (`proxy`, `async_worker`, `env_task_id`,
-#: `agent_output`); `meta` is the user's own. A version-2 record's `meta` keys of those load into the typed fields.
+#: `agent_output`), and the budgets it ran under (`limits`); `meta` is the user's own. A version-2 record's `meta` keys of those load into the typed fields.
 SCHEMA_VERSION = 3
 
 StopReason = Literal[
@@ -254,6 +254,9 @@ class Rollout(BaseModel):
     truncated: bool = False
     error: ErrorRecord | None = None
     sampling: dict[str, Any] = Field(default_factory=dict)
+    limits: dict[str, Any] = Field(
+        default_factory=dict, description="the budgets it ran under (rg.Limits: max_turns, max_tokens_per_turn, ...)"
+    )
     engine: str = ""
     model: str = ""
     token_exact: bool = True

@@ -94,6 +94,7 @@ def detail(r: Rollout) -> dict[str, Any]:
         "error": r.error.model_dump() if r.error else None,
         "timings": r.timings.model_dump(),
         "sampling": r.sampling,
+        "limits": r.limits,
         "meta": {**r.meta, **_provenance(r)},
         "initial_messages": r.initial_messages,
         "tools": [_tool_name(t) for t in r.tools],

@@ -78,3 +78,21 @@ def test_the_completion_side_is_put_together_in_one_place():
     rollout = Rollout(prompt_ids=[5, 6, 7], turns=turns)
     assert rollout.token_view() == {"prompt_ids": [5, 6, 7], **concat_turns(turns)}
     assert rollout.samples() == [rollout.token_view()]
+
+
+def test_a_rollout_records_the_budgets_it_ran_under_and_the_viewer_shows_them(tool_tok, say):
+    """The tokens per turn are a budget: the rollout keeps `limits` (what it ran under), not the sampling default's
+    `max_tokens`, and the rollout page's detail carries them."""
+    import asyncio
+
+    import rollgym as rg
+    from rollgym.engines.scripted import ScriptedEngine
+    from rollgym.view.payload import detail
+
+    limits = rg.Limits(max_turns=2, max_tokens_per_turn=32)
+    policy = rg.Policy(engine=ScriptedEngine(lambda p, s: say.text("7")), tokenizer=tool_tok)
+    rollout = asyncio.run(rg.rollout("rollgym/Calculator-v0", policy, limits=limits))
+    assert rollout.limits["max_tokens_per_turn"] == 32 and rollout.limits["max_turns"] == 2
+    assert "max_tokens" not in rollout.sampling
+    page = detail(rollout)
+    assert page["limits"]["max_tokens_per_turn"] == 32 and "max_tokens" not in page["sampling"]

@@ -272,6 +272,7 @@ function header(d, row) {
       <tr><td>model · engine</td><td>${esc(d.model)} · ${esc(d.engine)}</td></tr>
       <tr><td>environment</td><td>${esc(d.env)} · tools: ${esc((d.tools || []).join(", ") || "none")}</td></tr>
       <tr><td>sampling</td><td>${esc(JSON.stringify(d.sampling || {}))}</td></tr>
+      ${d.limits && Object.keys(d.limits).length ? `<tr><td>limits</td><td>${esc(JSON.stringify(d.limits))}</td></tr>` : ""}
       ${meta.proxy_session ? `<tr><td>proxy session</td><td>${esc(meta.proxy_session)} · segment ${esc(meta.segment)}: ${esc(meta.segment_reason || "continued")}</td></tr>` : ""}
       <tr><td>rollout id</td><td>${esc(d.id)}</td></tr>
     </tbody></table>`;
