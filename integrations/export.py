@@ -30,7 +30,7 @@ def export_rows(rollouts_path: str | Path, include_errored: bool = False) -> lis
             "history": r.history,
             "messages_json": json.dumps(r.messages(), ensure_ascii=False),
         }
-        shared.update({f"reward/{k}": v for k, v in r.reward_components.items()})
+        shared.update({f"reward_{k}": v for k, v in r.reward_components.items()})  # the names TRL's columns use
         shared.update({f"metric/{k}": v for k, v in r.metrics().items()})
         samples = r.samples()
         for k, sample in enumerate(samples):

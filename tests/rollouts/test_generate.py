@@ -125,7 +125,7 @@ async def test_generate_writes_resumable_jsonl_and_summary(tool_tok, say, tmp_pa
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
-    assert count == 8 and {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "reward/correct"} <= set(
+    assert count == 8 and {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "reward_correct"} <= set(
         table.column_names
     )
 
