@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rollgym.rollouts.records import Rollout
+from rollgym.rollouts.versions import oldest_version
 from rollgym.rollouts.summary import summarize
 
 
@@ -36,6 +37,7 @@ def index_row(i: int, r: Rollout) -> dict[str, Any]:
         "wall_s": round(r.timings.wall_s, 3),
         "segment": r.proxy.segment if r.proxy else None,
         "session": r.proxy.session if r.proxy else None,
+        "version": oldest_version(r),  # the weights version of its oldest sampled token (None: not recorded)
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -107,8 +108,10 @@ def browser():
 
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
-    """Where screenshots go (kept after the run): $ROLLGYM_TEST_ARTIFACTS, else test-artifacts/ in the repository."""
-    path = Path(os.environ.get("ROLLGYM_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "view"
+    """Where screenshots go (kept after the run): $ROLLGYM_TEST_ARTIFACTS, else a folder in the system's temporary
+    directory (never the checkout)."""
+    default = Path(tempfile.gettempdir()) / "rollgym-test-artifacts"
+    path = Path(os.environ.get("ROLLGYM_TEST_ARTIFACTS", default)) / "view"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -6,7 +6,7 @@ const IDX = JSON.parse(document.getElementById("rg-index").textContent);
 const ROWS = IDX.rows, META = IDX.meta, SUM = IDX.summary, VOCAB = IDX.vocab;
 const app = document.getElementById("app"), tip = document.getElementById("tip");
 const PAGE = 100;
-const state = { task: "", stop: "", error: "", reward: "", q: "", page: 0, hits: null };
+const state = { task: "", stop: "", error: "", reward: "", version: "", q: "", page: 0, hits: null };
 const parsed = new Map();
 // A split page (big runs) keeps its data in <page>_files/: chunk files, loaded by script tags on demand.
 const CHUNKS = META.chunks || null;
@@ -102,16 +102,19 @@ function renderOverview() {
       ${plot("Tokens: sampled vs environment", scatter(ROWS.map((r) => [r.sampled, r.env]), "sampled", "environment"), `${tokens} sampled, ${envTokens} environment`)}
       ${plot("Time: engine vs tools (s)", scatter(ROWS.map((r) => [r.gen_s, r.env_s]), "engine s", "tools s"), `${fmt(genS, 1)} s in the engine, ${fmt(envS, 1)} s in tools`)}
     </section>
+    ${renderVersions()}
     <h2>Rollouts</h2>
     <div class="filters">
       <label>task ${select("f-task", uniq(ROWS.map((r) => orNone(r.task))), state.task)}</label>
       <label>reward ${select("f-reward", rewardChoices(), state.reward)}</label>
       <label>stop reason ${select("f-stop", uniq(ROWS.map((r) => orNone(r.stop))), state.stop)}</label>
       <label>error ${select("f-error", uniq(ROWS.map((r) => r.error)).filter(Boolean).concat(["(any error)", "(no error)"]), state.error)}</label>
+      ${versioned() ? `<label>policy version ${select("f-version", versionStats().map((v) => String(v.version)), state.version)}</label>` : ""}
       <label>search <input id="f-q" type="search" placeholder="text in messages" value="${esc(state.q)}"></label>
     </div>
     <div id="list"></div>`;
-  for (const [id, key] of [["f-task", "task"], ["f-reward", "reward"], ["f-stop", "stop"], ["f-error", "error"]]) {
+  for (const [id, key] of [["f-task", "task"], ["f-reward", "reward"], ["f-stop", "stop"], ["f-error", "error"], ["f-version", "version"]]) {
+    if (!document.getElementById(id)) continue;  // the version filter exists only when rollouts carry versions
     document.getElementById(id).addEventListener("change", (e) => { state[key] = e.target.value; state.page = 0; renderList(); });
   }
   document.getElementById("f-q").addEventListener("input", (e) => {
@@ -153,7 +156,38 @@ function filtered() {
   const found = state.q ? hits() : null;
   return ROWS.filter((r) => (!state.task || orNone(r.task) === state.task) && (!state.stop || orNone(r.stop) === state.stop) && rewardOk(r, state.reward)
     && (!state.error || (state.error === "(any error)" ? !!r.error : state.error === "(no error)" ? !r.error : r.error === state.error))
+    && (!state.version || String(r.version) === state.version)
     && (!found || found.has(r.i)));
+}
+
+// Training: the rollouts of each weights version (the version of their oldest sampled token), with reward, tool-call
+// success and sampled tokens per version, when the rollouts carry versions (asynchronous RL, a trainer's steps).
+const versioned = () => ROWS.some((r) => r.version !== null && r.version !== undefined);
+function versionStats() {
+  const by = new Map();
+  for (const r of ROWS) {
+    if (r.version === null || r.version === undefined) continue;
+    if (!by.has(r.version)) by.set(r.version, []);
+    by.get(r.version).push(r);
+  }
+  return [...by.keys()].sort((a, b) => a - b).map((v) => {
+    const rs = by.get(v), calls = sum(rs.map((r) => r.calls)), failed = sum(rs.map((r) => r.failed));
+    return { version: v, rollouts: rs.length, reward: sum(rs.map((r) => r.reward)) / rs.length,
+      success: calls ? (calls - failed) / calls : null, sampled: sum(rs.map((r) => r.sampled)) / rs.length };
+  });
+}
+function renderVersions() {
+  if (!versioned()) return "";
+  const stats = versionStats(), withCalls = stats.filter((s) => s.success !== null);
+  return `<h2>By policy version</h2><section id="by-version">
+    <table id="versions"><thead><tr><th>version</th><th>rollouts</th><th>reward mean</th><th>tool-call success</th><th>sampled tokens mean</th></tr></thead>
+    <tbody>${stats.map((s) => `<tr class="version" data-version="${s.version}"><td class="num">${s.version}</td><td class="num">${s.rollouts}</td>
+      <td class="num">${fmt(s.reward)}</td><td class="num">${fmt(s.success)}</td><td class="num">${fmt(s.sampled, 1)}</td></tr>`).join("")}</tbody></table>
+    <div class="plots">
+      ${plot("Reward by policy version", scatter(stats.map((s) => [s.version, s.reward]), "version", "reward mean"), `${stats.length} versions`)}
+      ${plot("Tool-call success by policy version", scatter(withCalls.map((s) => [s.version, s.success]), "version", "success"), `${withCalls.length} versions with tool calls`)}
+      ${plot("Sampled tokens by policy version", scatter(stats.map((s) => [s.version, s.sampled]), "version", "tokens"), "mean per rollout")}
+    </div></section>`;
 }
 
 async function renderList() {
