@@ -13,6 +13,8 @@ import math
 import time
 from typing import Any
 
+from pydantic import ValidationError
+
 from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.env import reward_result
 from rollgym.envs.core.errors import InvalidReplyError, InvalidRewardError
@@ -36,7 +38,7 @@ from rollgym.rollouts.records import (
     errored_rollout,
     failure_category,
 )
-from rollgym.rollouts.turns import generate, record_completion, sampled_turn
+from rollgym.rollouts.turns import record_completion, sampled_fields
 from rollgym.tokenization import ChatTokenizer, TokenizationError
 from rollgym.version import __version__
 
@@ -83,6 +85,20 @@ def _error(category: ErrorCategory, exc: BaseException, turn: int | None, phase:
 
 #: the category of a failure an environment raised (`ErrorRecord.of` without a category uses it)
 env_failure_category = failure_category
+
+
+_LIMITS_RECORDS: dict[int, tuple[Limits, dict[str, Any]]] = {}
+
+
+def _limits_record(limits: Limits) -> dict[str, Any]:
+    """What a rollout records of its `Limits` (frozen, so one dump serves every rollout of a call; found by identity,
+    cheaper than hashing the model)."""
+    hit = _LIMITS_RECORDS.get(id(limits))
+    if hit is None or hit[0] is not limits:
+        if len(_LIMITS_RECORDS) > 64:
+            _LIMITS_RECORDS.clear()
+        hit = _LIMITS_RECORDS[id(limits)] = (limits, limits.model_dump())
+    return hit[1]
 
 
 def check_sampling(sampling: SamplingParams | None) -> SamplingParams:
@@ -167,7 +183,7 @@ async def run_rollout(
         group_id=group_id,
         sample_index=sample_index,
         sampling=sampling.model_dump(exclude={"max_tokens"}),  # the tokens per turn are a budget: `limits`
-        limits=limits.model_dump(),
+        limits=dict(_limits_record(limits)),
         engine=getattr(engine, "name", type(engine).__name__),
         model=str(getattr(engine, "model", "")),
         token_exact=token_exact,
@@ -281,9 +297,9 @@ async def _episode(
         }
         if update != last_update:  # most turns sample with the same parameters as the one before
             turn_sampling, last_update = sampling.model_copy(update=update), update
-        # The turn is recorded once it has sampled, however it ends (a turn whose generation failed sampled
-        # nothing and is not recorded).
-        recorded: list[Turn] = []
+        # The turn's fields, made into a `Turn` once when the turn ends, however it ends (a turn whose generation
+        # failed sampled nothing and is not recorded).
+        recorded: list[dict[str, Any]] = []
         try:
             sampled, stepped = await _turn(
                 env,
@@ -298,7 +314,8 @@ async def _episode(
                 context_bound,
             )
         finally:
-            rollout.turns += recorded
+            if recorded:  # (extend: no pydantic attribute assignment per turn)
+                rollout.turns.append(_turn_record(recorded[0]))
         sampled_total += sampled
         if max_steps is not None and stepped:  # the environment stepped this turn
             env_steps += 1
@@ -331,28 +348,29 @@ async def _turn(
     traj,
     tools,
     history: list,
-    recorded: list[Turn],
+    recorded: list[dict[str, Any]],
     position: tuple[int, int, Resample | None],
     sampling: SamplingParams,
     context_bound: bool,
 ) -> tuple[int, bool]:
-    """One turn: generate, parse, step the environment, bridge; its `Turn` goes into `recorded` as soon as it has
-    sampled; returns the tokens sampled and whether the environment stepped. Raises `_Stop` when the episode ends (carrying the environment's reward
+    """One turn: generate, parse, step the environment, bridge; its `Turn` fields go into `recorded` as soon as it
+    has sampled; returns the tokens sampled and whether the environment stepped. Raises `_Stop` when the episode ends (carrying the environment's reward
     when it ended the episode)."""
     index, prompt_len, resample = position
-    try:
-        if traj is not None:
-            gen, generate_s = await generate(engine, traj.next_prompt_ids, sampling)
-        else:
-            t = time.perf_counter()
-            gen = await engine.chat(history, tools, sampling)
-            generate_s = time.perf_counter() - t
+    t = time.perf_counter()
+    try:  # (the engine called here, not through `turns.generate`: one coroutine less per turn on the hot path)
+        gen = await (
+            engine.generate(traj.next_prompt_ids, sampling)
+            if traj is not None
+            else engine.chat(history, tools, sampling)
+        )
+        generate_s = time.perf_counter() - t
     except Exception as exc:  # noqa: BLE001 - any engine failure is this turn's engine error
         raise _Stop("error", _error("engine", exc, index, "generate")) from None
     sampled = 0
     if traj is not None:
         assert tokenizer is not None  # the trajectory was started by it
-        turn = sampled_turn(gen, generate_s, index=index, prompt_len=prompt_len, resample=resample)
+        turn = sampled_fields(gen, generate_s, index=index, prompt_len=prompt_len, resample=resample)
         recorded.append(turn)
         sampled = len(gen.completion_ids)
         try:
@@ -367,12 +385,12 @@ async def _turn(
         if traj.ended:  # cut by max_tokens: by the context when that is what bounded it
             raise _Stop("context_limit" if context_bound else "truncated_completion", truncated=True)
     else:
-        turn = Turn(index=index, prompt_len=prompt_len, resample=resample, finish_reason=gen.finish_reason)
-        turn.generate_s, turn.message, parsed = generate_s, dict(gen.message), None
+        turn = {"index": index, "prompt_len": prompt_len, "resample": resample, "finish_reason": gen.finish_reason}
+        turn["generate_s"], turn["message"], parsed = generate_s, dict(gen.message), None
         recorded.append(turn)
         if gen.finish_reason == "length":
             raise _Stop("truncated_completion", truncated=True)
-    action = turn.message
+    action = turn["message"]
     history.append(action)
     if parsed is not None and parsed.errors and not parsed.tool_calls:
         # Only malformed calls: tell the model, do not bother the environment.
@@ -387,7 +405,7 @@ async def _turn(
         except Exception as exc:  # noqa: BLE001 - any step failure is the environment's (or its sandbox's) error
             raise _Stop("error", _error(env_failure_category(exc), exc, index, "step")) from None
         finally:
-            turn.env_s = time.perf_counter() - t
+            turn["env_s"] = time.perf_counter() - t
         problem = _reply_problem(reply)
         if problem:
             raise _Stop("error", _error("environment", InvalidReplyError(problem), index, "step"))
@@ -399,8 +417,8 @@ async def _turn(
         reward, components = _checked_reward(reward, step_info.get("reward_components"))
     except InvalidRewardError as exc:
         raise _Stop("error", _error("environment", exc, index, "reward"), scored=terminated or truncated) from None
-    turn.reward, turn.env_messages = reward, reply
-    turn.tool_calls = [
+    turn["reward"], turn["env_messages"] = reward, reply
+    turn["tool_calls"] = [
         ToolCall(id=c.id, name=c.name, arguments=c.arguments, result=c.result, failed=c.failed, duration_s=c.duration_s)
         for c in step_info.get("tool_calls", [])
     ]
@@ -423,10 +441,32 @@ async def _turn(
         )
     if traj is not None:
         try:
-            turn.bridge_ids = traj.add_messages(reply)
+            turn["bridge_ids"] = traj.add_messages(reply)
         except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, index, "tokenize")) from None
     return sampled, stepped
+
+
+def _turn_record(fields: dict[str, Any]) -> Turn:
+    """The turn's `Turn`; never raises, so it cannot replace the exception that ended the turn."""
+    try:
+        return Turn(**fields)
+    except ValidationError as exc:  # keep what was sampled, say what could not be recorded
+        kept = {k: fields[k] for k in SAMPLED if k in fields}
+        return Turn.model_construct(**kept, parse_errors=[f"part of this turn could not be recorded: {exc}"])
+
+
+#: the fields of a turn that are what was sampled (kept even when the rest cannot be recorded)
+SAMPLED = (
+    "index",
+    "prompt_len",
+    "completion_ids",
+    "logprobs",
+    "finish_reason",
+    "generate_s",
+    "policy_version",
+    "version_changes",
+)
 
 
 async def rollout(

@@ -1,6 +1,7 @@
 """One sampled turn, recorded by the same code in the rollout loop and in the recording proxy: generate from a
-trajectory's next prompt, keep the ids and logprobs as sampled in a `Turn`, then parse the completion and append it
-verbatim to the trajectory. What happens around it (an environment's step, an HTTP answer) is the caller's."""
+trajectory's next prompt, keep the ids and logprobs as sampled (the fields of a `Turn`), then parse the completion and
+append it verbatim to the trajectory. What happens around it (an environment's step, an HTTP answer) is the caller's,
+and so is making the `Turn`: once, from all its fields, when the turn ends (one validation per turn)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rollgym.engines.base import Generation, SamplingParams
-from rollgym.rollouts.records import Resample, Turn
+from rollgym.rollouts.records import Resample
 from rollgym.tokenization import ChatTokenizer, ParsedCompletion, TokenTrajectory
 
 
@@ -20,25 +21,26 @@ async def generate(engine: Any, prompt_ids: list[int], sampling: SamplingParams)
     return gen, time.perf_counter() - t
 
 
-def sampled_turn(
+def sampled_fields(
     gen: Generation, generate_s: float, *, index: int, prompt_len: int, resample: Resample | None = None
-) -> Turn:
-    """The `Turn` of a generation, before anything can fail: its ids, logprobs and weights versions as sampled."""
-    return Turn(
-        index=index,
-        prompt_len=prompt_len,
-        resample=resample,
-        completion_ids=gen.completion_ids,
-        logprobs=gen.logprobs,
-        finish_reason=gen.finish_reason,
-        generate_s=generate_s,
-        policy_version=gen.policy_version,
-        version_changes=gen.version_changes,
-    )
+) -> dict[str, Any]:
+    """The `Turn` fields of a generation, before anything can fail: its ids, logprobs and weights versions as
+    sampled."""
+    return {
+        "index": index,
+        "prompt_len": prompt_len,
+        "resample": resample,
+        "completion_ids": gen.completion_ids,
+        "logprobs": gen.logprobs,
+        "finish_reason": gen.finish_reason,
+        "generate_s": generate_s,
+        "policy_version": gen.policy_version,
+        "version_changes": gen.version_changes,
+    }
 
 
 def record_completion(
-    turn: Turn,
+    turn: dict[str, Any],
     traj: TokenTrajectory,
     tokenizer: ChatTokenizer,
     gen: Generation,
@@ -46,7 +48,7 @@ def record_completion(
     reply: Callable[[dict], dict] | None = None,
     parse: bool = True,
 ) -> ParsedCompletion | None:
-    """Parse `gen`'s completion, append it verbatim to `traj` and fill `turn`'s message and parse errors.
+    """Parse `gen`'s completion, append it verbatim to `traj` and fill the `turn` fields' message and parse errors.
 
     `reply` turns the parsed message into the one the conversation continues with (the proxy's answer under
     `tool_choice`; with `parse=False`, a raw completion's text, not parsed as a chat turn); the sampled ids are kept
@@ -58,5 +60,5 @@ def record_completion(
     meant = parsed.message if parsed is not None else {}
     message = meant if reply is None else reply(meant)
     traj.messages.append(message)  # what the turn meant, for templates whose bridges read history
-    turn.message, turn.parse_errors = message, [e.message for e in parsed.errors] if parsed is not None else []
+    turn["message"], turn["parse_errors"] = message, [e.message for e in parsed.errors] if parsed is not None else []
     return parsed

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rollgym.rollouts.records import Rollout
-from rollgym.rollouts.versions import oldest_version
 from rollgym.rollouts.summary import summarize
+from rollgym.rollouts.versions import oldest_version
 
 
 def index_row(i: int, r: Rollout) -> dict[str, Any]:

@@ -261,7 +261,7 @@ class ToolSet:
             return record(f"Error: the environment failed while running '{name}': {exc}", True, "fatal", args)
         except Exception as exc:  # noqa: BLE001 - a tool's own failure is reported to the model
             return record(f"Error: tool '{name}' failed: {type(exc).__name__}: {exc}", True, "tool_error", args)
-        if result is None or isinstance(result, (bytes, bytearray)):
+        if type(result) is not str and (result is None or isinstance(result, (bytes, bytearray))):
             what = "None" if result is None else "bytes"
             return record(
                 f"Error: tool '{name}' returned {what}; the environment's tool must return text or JSON data",
