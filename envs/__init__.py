@@ -23,8 +23,8 @@ from rollgym.envs.core import (
     task_id_of,
     tool,
 )
+from rollgym.envs.core.agent_sandbox import AgentWorkspace, SandboxedEnv, is_sandboxed, sandboxed_env_class
 from rollgym.envs.core.run_records import register_run_recorder
-from rollgym.envs.core.sandboxed import AgentWorkspace, SandboxedEnv, is_sandboxed, sandboxed_env_class
 from rollgym.envs.core.task_sources import register_task_reader, register_task_source
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")

@@ -78,8 +78,11 @@ class Executor(Protocol):
     ) -> None: ...
 
 
-def env_factory_for(env: str | EnvFactory, **env_kwargs: Any) -> tuple[EnvFactory, str]:
-    """An environment factory and id from a registered id (`rollgym/Calculator-v0`) or a callable."""
+def env_factory_for(env: str | EnvFactory | None, **env_kwargs: Any) -> tuple[EnvFactory, str]:
+    """An environment factory and id from a registered id (`rollgym/Calculator-v0`) or a callable; None (jobs a
+    runner runs with no environment) gives a factory that refuses to be called."""
+    if env is None:
+        return _no_environment, ""
     if isinstance(env, str):
         from rollgym.envs import make
 

@@ -28,7 +28,7 @@ def inner_env_and_step_limit(env: Any) -> tuple[Any, int | None]:
     while isinstance(layer, gymnasium.Wrapper):
         kind = type(layer)
         if kind is TimeLimit:
-            steps = int(layer._max_episode_steps)
+            steps = int(layer._max_episode_steps)  # pyright: ignore[reportAttributeAccessIssue]  # TimeLimit keeps it there
             limit = steps if limit is None else min(limit, steps)
         elif kind not in PASSED_THROUGH:
             raise UsageError(

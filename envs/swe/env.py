@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from rollgym.envs.core import Env, InvalidTaskError, tool
-from rollgym.envs.core.sandboxed import AgentWorkspace
+from rollgym.envs.core.agent_sandbox import AgentWorkspace
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.sandbox import (
     DockerSandbox,
