@@ -52,16 +52,27 @@ class AlwaysCall:
 
 
 class WhereEnv(CalculatorEnv):
-    """A Calculator with a `where` tool: the Ray node and process that ran it (0.2 s on a `slow` task)."""
+    """A Calculator with a `where` tool: the Ray node and process that ran it. A task's `mark` names a file its
+    tool leaves in the folder `gate`; a task with `wait_for` holds its first call until those files exist (at
+    most 60 s), so a test need not guess how slow the machine is."""
 
     async def setup(self, task):
-        self.slow = bool((task or {}).get("slow"))
+        task = task or {}
+        self.gate = Path(task["gate"]) if "gate" in task else None
+        self.mark = task.get("mark")
+        self.wait_for = list(task.get("wait_for", []))
         return await super().setup(task)
 
     @tool
     async def where(self) -> str:
         """The node id and process id."""
-        await asyncio.sleep(0.2 if self.slow else 0.0)
+        if self.gate and self.mark:
+            (self.gate / self.mark).touch()
+        for _ in range(600):
+            if not self.wait_for or all((self.gate / name).exists() for name in self.wait_for):
+                break
+            await asyncio.sleep(0.1)
+        self.wait_for = []
         return f"{ray.get_runtime_context().get_node_id()} {os.getpid()}"
 
 

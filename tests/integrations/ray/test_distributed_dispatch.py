@@ -42,13 +42,15 @@ async def test_actors_give_the_same_rollouts_as_one_process(cluster, tool_tok):
     assert {r.id for r in two} == {r.id for r in seen}
 
 
-async def test_both_nodes_run_rollouts_and_jobs_go_to_whichever_actor_is_free(cluster, tool_tok):
-    # Task 0 is slow (5 turns of a 0.2 s tool); its actor also holds the one job prefetched with it. Every
-    # later job goes to the free actor, on the other node.
-    slow = [dict(TASKS[0], slow=True)] + TASKS[1:]
+async def test_both_nodes_run_rollouts_and_jobs_go_to_whichever_actor_is_free(cluster, tool_tok, tmp_path):
+    # Task 0 holds its actor until tasks 4 and 5 have run; that actor also holds the one job prefetched with it.
+    # Every later job must go to the free actor, on the other node, or task 0 waits out its 60 s and they follow.
+    gate = str(tmp_path)
+    tasks = [dict(t, gate=gate, mark=f"task-{i}") for i, t in enumerate(TASKS)]
+    tasks[0]["wait_for"] = ["task-4", "task-5"]
     rollouts = await run_rollouts(
         WhereEnv,
-        slow,
+        tasks,
         scripted(tool_tok, AlwaysCall(tool_tok, "where")),
         n=1,
         concurrency=2,
