@@ -16,6 +16,7 @@ config = GRPOConfig(
     num_generations=2,
     max_completion_length=32,
     use_cpu=True,
+    bf16=False,  # TRL defaults to bf16, which a CPU emulates slowly
     report_to=[],
     save_strategy="no",
 )

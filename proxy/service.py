@@ -36,7 +36,7 @@ from rollgym.proxy.session import COMPLETIONS_KEY, Call, Plan, ProxySession
 from rollgym.proxy.store import ProxySettings, SessionStore
 from rollgym.rollouts.policy import Policy
 from rollgym.rollouts.records import Turn
-from rollgym.rollouts.turns import generate, record_completion, sampled_fields
+from rollgym.rollouts.turns import generate, record_turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError, TokenTrajectory
 
 COMPLETIONS_REASON = "completions call: a raw prompt without the chat template (one segment per call)"
@@ -223,15 +223,15 @@ class ProxyCore:
         parse: bool = True,
     ) -> Call:
         """The call's turn, recorded as the rollout loop records one (`rollouts.turns`), into the session."""
-        fields = sampled_fields(gen, generate_s, index=len(sess.calls), prompt_len=len(prompt))
+        recorded: list[dict] = []
         try:
-            record_completion(fields, plan.traj, self.tokenizer, gen, tools, reply=reply, parse=parse)
+            record_turn(recorded, gen, generate_s, (len(sess.calls), len(prompt), None), plan.traj, self.tokenizer, tools, reply, parse)
         except (TokenizationError, ValueError) as exc:
             sess.record_error("tokenization", exc, 502)
             raise APIError(
                 502, f"the engine's output cannot be recorded: {exc}", code="invalid_engine_output"
             ) from None
-        return sess.record(plan, Turn(**fields), warnings=warnings, sampling=sampling)
+        return sess.record(plan, Turn(**recorded[0]), warnings=warnings, sampling=sampling)
 
     def _token_logprobs(self, gen: Generation) -> list[TokenLogprob]:
         out = []

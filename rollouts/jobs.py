@@ -151,27 +151,27 @@ async def run_job(factory: EnvFactory, env_id: str, job: RolloutJob, spec: RunSp
             rollout = failed_job(job, env_id, spec.group_prefix, exc)
         rollout.task_id = job.task_id
         return rollout
-    instance = None
     try:
         instance = factory()
-        inner_env_and_step_limit(instance)  # a wrapper rollgym cannot apply: this job's error, naming the wrapper
     except Exception as exc:  # noqa: BLE001 - a broken factory is one errored rollout, not a crashed batch
-        if instance is not None:
-            with contextlib.suppress(Exception):
-                instance.close()
         rollout = failed_job(job, env_id, spec.group_prefix, exc)
     else:
         seed = sample_seed(spec.sampling.seed, job.task_index, job.sample_index)
-        rollout = await run_rollout(
-            instance,
-            spec.policy,
-            job.task,
-            limits=spec.limits,
-            env_id=env_id,
-            group_id=group,
-            sample_index=job.sample_index,
-            sampling=spec.sampling.model_copy(update={"seed": seed}),
-        )
+        try:
+            rollout = await run_rollout(
+                instance,
+                spec.policy,
+                job.task,
+                limits=spec.limits,
+                env_id=env_id,
+                group_id=group,
+                sample_index=job.sample_index,
+                sampling=spec.sampling.model_copy(update={"seed": seed}),
+            )
+        except UsageError as exc:  # a wrapper rollgym cannot apply (refused before the episode): this job's error
+            with contextlib.suppress(Exception):
+                instance.close()
+            rollout = failed_job(job, env_id, spec.group_prefix, exc)
     if rollout.task_id and rollout.task_id != job.task_id:  # the row's id is what resume and groups match on
         rollout.env_task_id = rollout.task_id
     rollout.task_id = job.task_id

@@ -33,12 +33,11 @@ from rollgym.rollouts.records import (
     Resample,
     Rollout,
     StopReason,
-    ToolCall,
     Turn,
     errored_rollout,
     failure_category,
 )
-from rollgym.rollouts.turns import record_completion, sampled_fields
+from rollgym.rollouts.turns import record_turn
 from rollgym.tokenization import ChatTokenizer, TokenizationError
 from rollgym.version import __version__
 
@@ -183,7 +182,7 @@ async def run_rollout(
         group_id=group_id,
         sample_index=sample_index,
         sampling=sampling.model_dump(exclude={"max_tokens"}),  # the tokens per turn are a budget: `limits`
-        limits=dict(_limits_record(limits)),
+        limits=_limits_record(limits),  # (pydantic copies it: one dump per `Limits` serves every rollout)
         engine=getattr(engine, "name", type(engine).__name__),
         model=str(getattr(engine, "model", "")),
         token_exact=token_exact,
@@ -370,13 +369,12 @@ async def _turn(
     sampled = 0
     if traj is not None:
         assert tokenizer is not None  # the trajectory was started by it
-        turn = sampled_fields(gen, generate_s, index=index, prompt_len=prompt_len, resample=resample)
-        recorded.append(turn)
         sampled = len(gen.completion_ids)
         try:
-            parsed = record_completion(turn, traj, tokenizer, gen, tools)
+            parsed = record_turn(recorded, gen, generate_s, position, traj, tokenizer, tools)
         except TokenizationError as exc:
             raise _Stop("error", _error("tokenization", exc, index, "tokenize")) from None
+        turn = recorded[-1]
         if gen.finish_reason == "abort":
             raise _Stop(
                 "error",
@@ -418,9 +416,16 @@ async def _turn(
     except InvalidRewardError as exc:
         raise _Stop("error", _error("environment", exc, index, "reward"), scored=terminated or truncated) from None
     turn["reward"], turn["env_messages"] = reward, reply
-    turn["tool_calls"] = [
-        ToolCall(id=c.id, name=c.name, arguments=c.arguments, result=c.result, failed=c.failed, duration_s=c.duration_s)
-        for c in step_info.get("tool_calls", [])
+    turn["tool_calls"] = [  # validated into `ToolCall`s with the `Turn` (one validation per turn)
+        {
+            "id": c.id,
+            "name": c.name,
+            "arguments": c.arguments,
+            "result": c.result,
+            "failed": c.failed,
+            "duration_s": c.duration_s,
+        }
+        for c in step_info.get("tool_calls", ())
     ]
     history += reply
     failure = step_info.get("error")
@@ -450,7 +455,7 @@ async def _turn(
 def _turn_record(fields: dict[str, Any]) -> Turn:
     """The turn's `Turn`; never raises, so it cannot replace the exception that ended the turn."""
     try:
-        return Turn(**fields)
+        return Turn.model_validate(fields)
     except ValidationError as exc:  # keep what was sampled, say what could not be recorded
         kept = {k: fields[k] for k in SAMPLED if k in fields}
         return Turn.model_construct(**kept, parse_errors=[f"part of this turn could not be recorded: {exc}"])

@@ -280,7 +280,7 @@ class Rollout(BaseModel):
     @classmethod
     def _typed_provenance(cls, data: Any) -> Any:
         """A version-2 record kept what rollgym wrote about a rollout's making in `meta`: load it into the fields."""
-        if not isinstance(data, dict) or data.get("schema_version", 1) >= 3 or not data.get("meta"):
+        if not isinstance(data, dict) or not data.get("meta") or data.get("schema_version", 1) >= 3:
             return data
         data, meta = dict(data), dict(data["meta"])
         if "env_task_id" in meta:

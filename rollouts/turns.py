@@ -21,12 +21,27 @@ async def generate(engine: Any, prompt_ids: list[int], sampling: SamplingParams)
     return gen, time.perf_counter() - t
 
 
-def sampled_fields(
-    gen: Generation, generate_s: float, *, index: int, prompt_len: int, resample: Resample | None = None
-) -> dict[str, Any]:
-    """The `Turn` fields of a generation, before anything can fail: its ids, logprobs and weights versions as
-    sampled."""
-    return {
+def record_turn(
+    into: list[dict[str, Any]],
+    gen: Generation,
+    generate_s: float,
+    position: tuple[int, int, Resample | None],
+    traj: TokenTrajectory,
+    tokenizer: ChatTokenizer,
+    tools: list[dict] | None,
+    reply: Callable[[dict], dict] | None = None,
+    parse: bool = True,
+) -> ParsedCompletion | None:
+    """Append `gen`'s `Turn` fields to `into` as sampled (its ids, logprobs and weights versions: kept whatever fails
+    next), then parse its completion, append it verbatim to `traj` and fill in the turn's message and parse errors.
+
+    `position` is the turn's (index, prompt length, resample). `reply` turns the parsed message into the one the
+    conversation continues with (the proxy's answer under `tool_choice`; with `parse=False`, a raw completion's text,
+    not parsed as a chat turn); the sampled ids are kept either way. A `TokenizationError` (ids outside the
+    vocabulary, a trajectory that has ended) propagates: the turn keeps what was sampled.
+    """
+    index, prompt_len, resample = position
+    turn = {
         "index": index,
         "prompt_len": prompt_len,
         "resample": resample,
@@ -37,24 +52,7 @@ def sampled_fields(
         "policy_version": gen.policy_version,
         "version_changes": gen.version_changes,
     }
-
-
-def record_completion(
-    turn: dict[str, Any],
-    traj: TokenTrajectory,
-    tokenizer: ChatTokenizer,
-    gen: Generation,
-    tools: list[dict] | None,
-    reply: Callable[[dict], dict] | None = None,
-    parse: bool = True,
-) -> ParsedCompletion | None:
-    """Parse `gen`'s completion, append it verbatim to `traj` and fill the `turn` fields' message and parse errors.
-
-    `reply` turns the parsed message into the one the conversation continues with (the proxy's answer under
-    `tool_choice`; with `parse=False`, a raw completion's text, not parsed as a chat turn); the sampled ids are kept
-    either way. A `TokenizationError` (ids outside the vocabulary, a
-    trajectory that has ended) propagates: the turn keeps what was sampled.
-    """
+    into.append(turn)
     traj.add_completion(gen.completion_ids, gen.logprobs, gen.finish_reason)  # checks the ids against the vocabulary
     parsed = tokenizer.parse_completion(gen.completion_ids, tools) if parse else None
     meant = parsed.message if parsed is not None else {}
