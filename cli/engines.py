@@ -41,7 +41,7 @@ def list_engines() -> None:
     for scheme in available_engines():
         typer.echo(f"{scheme.scheme + ':':<12} {scheme.example:<48} {scheme.summary}")
     for name, spec in _ALIASES.items():
-        typer.echo(f"{name:<12} {'(= ' + spec + ')':<48} {EMBEDDED_SUMMARIES.get(name, 'an alias')}")
+        typer.echo(f"{name:<18} {'(= ' + spec + ')':<42} {EMBEDDED_SUMMARIES.get(name, 'an alias')}")
 
 
 def _tokenize(engine: Any, text: str) -> list[int]:
