@@ -1,7 +1,9 @@
-"""`rollgym demo`: the main job on the embedded default model, what it proved, and a viewer to look at it.
+"""`rollgym demo`: the main job on the embedded model that calls tools, what it proved, and a viewer to look at it.
 
-The defaults give a 135M model a fair chance to act: a system prompt that shows the exact tool-call text
-its chat template uses, enough tokens per turn to finish a call, and the turn budget of a short episode.
+The demo runs the bundled SWE tasks with the environment's own tools and system prompt, to which it adds one
+worked tool call rendered by the model's own chat template (`demo_env_kwargs`), and says so in its output. The
+budgets keep a 0.5B model on 2 CPU cores to minutes: each turn re-reads the whole conversation, so turns and
+tokens per turn are what the wall time is made of.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rollgym.engines.default_model import DEMO_MODEL
 from rollgym.errors import RollgymError
 from rollgym.limits import Limits
 
@@ -20,9 +23,9 @@ if TYPE_CHECKING:  # the CLI imports this module for its defaults: keep it light
     from rollgym.rollouts.records import Rollout
     from rollgym.tokenization import ChatTokenizer
 
-DEMO_LIMITS = Limits(max_turns=8, max_tokens_per_turn=160, timeout_s=900)
-DEMO_TASKS = 3  # of the 6 bundled SWE tasks, x 2 samples: the 135M model runs at ~8 sampled tokens/s on 2 cores
-DEMO_TEMPERATURE = 0.7  # lower (0.3) made no more tool calls in trials, and loops the 135M model on one sentence
+DEMO_LIMITS = Limits(max_turns=4, max_tokens_per_turn=96, timeout_s=900)
+DEMO_TASKS = 3  # of the 6 bundled SWE tasks, x 2 samples: 6 rollouts, one batch for the engine
+DEMO_TEMPERATURE = 0.7
 DEMO_EXAMPLE = ("bash", {"command": 'grep -rn "def " {workdir} | head -20'})
 
 
@@ -76,7 +79,7 @@ def prove(rollouts: list[Rollout], tok: ChatTokenizer | None) -> dict[str, Any]:
     - re-tokenized: whether rendering the decoded conversation and tokenizing it again would give other ids.
     Without a tokenizer only the prompt-length chain is checked.
     """
-    exact = aligned = multi = with_call = retokenized_differs = 0
+    exact = aligned = multi = with_call = rewarded = retokenized_differs = 0
     calls = failed = sampled = env_ids = 0
     turns = []
     for r in rollouts:
@@ -98,6 +101,7 @@ def prove(rollouts: list[Rollout], tok: ChatTokenizer | None) -> dict[str, Any]:
         multi += len(r.turns) >= 2
         executed = [c for t in r.turns for c in t.tool_calls]
         with_call += any(not c.failed for c in executed)
+        rewarded += r.reward > 0
         calls, failed = calls + len(executed), failed + sum(c.failed for c in executed)
         sampled, env_ids = sampled + sum(view["env_mask"]), env_ids + len(view["env_mask"]) - sum(view["env_mask"])
         turns.append(len(r.turns))
@@ -116,6 +120,7 @@ def prove(rollouts: list[Rollout], tok: ChatTokenizer | None) -> dict[str, Any]:
         "with_tool_call": with_call,
         "tool_calls": calls,
         "tool_calls_failed": failed,
+        "rewarded": rewarded,
         "sampled_ids": sampled,
         "environment_ids": env_ids,
         "turns_max": max(turns, default=0),
@@ -134,12 +139,28 @@ def proof_lines(p: dict[str, Any], sandbox: str) -> list[str]:
         f"multi-turn     {p['multi_turn']}/{n}  reached 2 turns or more (max {p['turns_max']}, mean {p['turns_mean']:.1f})",
         f"tool calls     {p['with_tool_call']}/{n}  ran a well-formed call {sandbox} ({p['tool_calls']} calls, "
         f"{p['tool_calls_failed']} failed)",
+        f"rewarded       {p['rewarded']}/{n}  earned a reward above 0 (the task's own grading)",
     ]
     if p["retokenized_differs"] is not None:
         lines.append(
             f"re-tokenized   {p['retokenized_differs']}/{n}  would train on other ids if decoded and re-tokenized"
         )
     return lines
+
+
+def run_lines(rollouts: list[Rollout], prompt_note: str) -> list[str]:
+    """What the run was given, stated so a reader can tell it is what a user gets: the environment, the tasks,
+    the tools and where the system prompt comes from."""
+    if not rollouts:
+        return []
+    env = rollouts[0].env_id
+    tasks = list(dict.fromkeys(r.task_id for r in rollouts))
+    tools = sorted({t["function"]["name"] for r in rollouts for t in (r.tools or [])})
+    return [
+        f"environment    {env}: {len(tasks)} tasks x {len(rollouts) // max(len(tasks), 1)} samples ({', '.join(tasks)})",
+        f"tools          {', '.join(tools) or 'none'} (the environment's own)",
+        f"system prompt  {prompt_note}",
+    ]
 
 
 def write_proof(out: str | Path, proof: dict[str, Any]) -> Path:
@@ -150,13 +171,13 @@ def write_proof(out: str | Path, proof: dict[str, Any]) -> Path:
 
 def demo_cmd(
     out: str = typer.Option("runs/demo", "--out", help="output directory (re-running resumes it)"),
-    model: str = typer.Option("smollm2-135m", "--model"),
+    model: str = typer.Option(DEMO_MODEL, "--model", help="engine spec (`smollm2-135m`: the fast model, no tools)"),
     n: int = typer.Option(2, "--n", min=1, help="samples per task"),
     num_tasks: int = typer.Option(DEMO_TASKS, "--num-tasks", min=1, help="how many of the bundled tasks"),
     max_turns: int = typer.Option(DEMO_LIMITS.max_turns, "--max-turns", min=1),
     max_tokens_per_turn: int = typer.Option(DEMO_LIMITS.max_tokens_per_turn, "--max-tokens-per-turn", min=1),
 ) -> None:
-    """The main job on the embedded default model: rollouts on the bundled SWE tasks in Docker sandboxes
+    """The main job on the embedded model that calls tools: rollouts on the bundled SWE tasks in Docker sandboxes
     (or, when no Docker engine can run, on the no-Docker Calculator environment), written to --out; then
     what the run proved, and a viewer (OUT/view.html)."""
     from rich.console import Console
@@ -183,13 +204,16 @@ def demo_cmd(
             err=True,
         )
         env, tasks, where = "rollgym/Calculator-v0", None, "in the environment"
-    tok = None
+    tok, prompt_note = None, "the environment's own"
     try:
         tok = certified_tokenizer(parse_spec(model).tokenizer_source or model, need_tools=True)
         # A turn cut by max_tokens is closed and answered (truncation "close"), so one long reply does not end the episode.
-        tok = ChatTokenizer(tok.hf, chat_template=tok.template, truncation="close")
+        tok = ChatTokenizer(tok.hf, chat_template=tok.template, tool_parser=tok.tool_parser_name, truncation="close")
         if env == "rollgym/SWE-v0":
             env_kwargs = demo_env_kwargs(tok)
+            prompt_note = (
+                "SWE's own (envs/swe/env.py) + one worked bash call in this model's template (demo_env_kwargs)"
+            )
     except RollgymError:  # the model's own error is reported by run_generate below
         pass
     limits = DEMO_LIMITS.model_copy(update={"max_turns": max_turns, "max_tokens_per_turn": max_tokens_per_turn})
@@ -198,7 +222,7 @@ def demo_cmd(
         tasks=tasks,
         model=model,
         n=n,
-        concurrency=4,
+        concurrency=n * num_tasks,
         out=out,
         resume=True,
         num_tasks=num_tasks,
@@ -206,13 +230,18 @@ def demo_cmd(
         sampling=SamplingParams(temperature=DEMO_TEMPERATURE, seed=0),
         env_kwargs=env_kwargs,
         tokenizer=tok,
+        truncation="close",
     )
     path = os.path.join(out, ROLLOUTS_FILE)
     if code != 0 or not os.path.exists(path):  # a setup error, Ctrl-C (130) or SIGTERM (143)
         raise typer.Exit(code)
     console = Console(stderr=True)
-    proof = prove(list(read_rollouts(path)), tok)
+    rollouts = list(read_rollouts(path))
+    proof = prove(rollouts, tok)
     write_proof(out, proof)
+    console.print(f"[bold]What it ran[/bold] ({model}, {limits.max_turns} turns x {limits.max_tokens_per_turn} tokens)")
+    for line in run_lines(rollouts, prompt_note):
+        console.print("  " + line, soft_wrap=True)
     console.print(f"[bold]What this run shows[/bold] ({proof['rollouts']} rollouts, {out}/proof.json)")
     for line in proof_lines(proof, where):
         console.print("  " + line, soft_wrap=True)

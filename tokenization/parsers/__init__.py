@@ -7,7 +7,7 @@ from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseErro
 from rollgym.tokenization.parsers.cohere import CohereParser
 from rollgym.tokenization.parsers.deepseek import DeepSeekParser
 from rollgym.tokenization.parsers.glm import GLMParser
-from rollgym.tokenization.parsers.hermes import HermesParser
+from rollgym.tokenization.parsers.hermes import HermesOrBareJSONParser, HermesParser
 from rollgym.tokenization.parsers.kimi_k2 import KimiK2Parser
 from rollgym.tokenization.parsers.llama_json import LlamaJSONParser
 from rollgym.tokenization.parsers.pythonic import PythonicParser
@@ -17,6 +17,7 @@ from rollgym.tokenization.parsers.xml_function import XMLFunctionParser
 
 PARSERS: dict[str, type] = {
     "hermes": HermesParser,
+    "hermes_or_json": HermesOrBareJSONParser,
     "xml_function": XMLFunctionParser,
     "glm": GLMParser,
     "llama_json": LlamaJSONParser,

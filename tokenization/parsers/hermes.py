@@ -53,3 +53,21 @@ class HermesParser:
                 assert call is not None  # parse_json_call returns a call or an error
                 result.calls.append(call)
         return result
+
+
+class HermesOrBareJSONParser(HermesParser):
+    """Hermes calls, and also a reply that is only a bare JSON call (`{"name": ..., "arguments": {...}}`, no tags), as
+    Qwen2.5-Coder's small models write them; a model's own choice (`tool_parser="hermes_or_json"`), never detected."""
+
+    name = "hermes_or_json"
+
+    def parse(self, text: str, tools: list[dict] | None = None) -> ParsedToolCalls:
+        if "<tool_call>" in text:
+            return super().parse(text, tools)
+        from rollgym.tokenization.parsers.llama_json import LlamaJSONParser  # it imports this module
+
+        body = text.strip()
+        if not body.startswith("{") or '"name"' not in body:
+            return super().parse(text, tools)
+        result = LlamaJSONParser().parse(body, tools)  # a call cut short or malformed is an error, as a tagged one is
+        return result if result.calls or result.errors else super().parse(text, tools)
