@@ -225,7 +225,17 @@ class ProxyCore:
         """The call's turn, recorded as the rollout loop records one (`rollouts.turns`), into the session."""
         recorded: list[dict] = []
         try:
-            record_turn(recorded, gen, generate_s, (len(sess.calls), len(prompt), None), plan.traj, self.tokenizer, tools, reply, parse)
+            record_turn(
+                recorded,
+                gen,
+                generate_s,
+                (len(sess.calls), len(prompt), None),
+                plan.traj,
+                self.tokenizer,
+                tools,
+                reply,
+                parse,
+            )
         except (TokenizationError, ValueError) as exc:
             sess.record_error("tokenization", exc, 502)
             raise APIError(
