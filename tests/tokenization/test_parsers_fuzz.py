@@ -75,6 +75,7 @@ MARKERS = {
     "glm": ["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
     "xml_function": ["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=x>", "</parameter>"],
     "llama_json": ["<|python_tag|>", '{"name": "f", "parameters": ', "}", ";"],
+    "hermes_or_json": ["<tool_call>", "</tool_call>", '{"name": "f", "arguments": ', '{"name": ', "}"],
 }
 _JUNK = ["{", "}", '"', ":", ",", "1", "x", " ", "\n", "null", '{"a": 1}', "[1,", "\\"]
 
