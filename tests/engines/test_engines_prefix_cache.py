@@ -105,9 +105,11 @@ async def test_a_batch_mixing_hits_of_different_lengths_and_misses(engines, smol
         short[:4] + prompts[3],  # shares 4 ids with a stored row, then differs
         prompts[0],  # never seen
     ]
+    batches = on.batches_run
     with_reuse = await asyncio.gather(*(on.generate(p, GREEDY) for p in batch))
     without = await asyncio.gather(*(off.generate(p, GREEDY) for p in batch))
     cached = [g.timings.cached_tokens for g in with_reuse]
+    assert on.batches_run == batches + 1, "the five rows shared one batch"
     assert cached[0] > cached[1] > cached[3] == 4 and cached[2] == cached[4] == 0
     for a, b in zip(with_reuse, without, strict=True):
         assert a.completion_ids == b.completion_ids
