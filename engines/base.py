@@ -40,12 +40,15 @@ class SamplingParams(BoundaryModel):
 
 
 class GenerationTimings(BaseModel):
-    """Where one request's wall-clock time went, in seconds."""
+    """Where one request's wall-clock time went, in seconds, and how much of its prefill a prefix cache saved."""
 
     model_config = ConfigDict(extra="forbid")
 
     queued_s: float = Field(default=0.0, ge=0.0, description="waiting for a batch slot or a connection")
     generate_s: float = Field(default=0.0, ge=0.0, description="prefill + decode (or the HTTP round trip)")
+    cached_tokens: int = Field(
+        default=0, ge=0, description="prompt ids whose KV was reused, not recomputed (0 where the engine cannot say)"
+    )
 
 
 class VersionChange(BaseModel):

@@ -1,7 +1,8 @@
 """The torch side of TransformersEngine: decode one left-padded batch with a KV cache, row by row.
 
 Each row finishes on its own (stop id, max_tokens, context limit, or abandoned/closing -> abort);
-finished rows leave the KV cache (`DynamicCache.batch_select_indices`) so the rest decode faster.
+finished rows leave the KV cache (`DynamicCache.batch_select_indices`) so the rest decode faster, their KV kept
+in a `PrefixCache` first: a later prompt that extends one (the next turn) prefills only what is new.
 Every row samples with its own `torch.Generator`, so a seeded row is independent of its neighbours.
 Runs in a worker thread, under one lock per model object, in eval + inference mode, and restores
 the model's training flag afterwards (a trainer's live model can be wrapped).
@@ -21,6 +22,7 @@ from typing import Any
 import torch
 
 from rollgym.engines.base import SamplingParams
+from rollgym.engines.prefix_cache import PrefixCache, padded_cache, reusable, row_kv, weights_fingerprint
 from rollgym.engines.sampling import processed_logprobs, sample_rows
 
 
@@ -42,6 +44,7 @@ class RowResult:
     finish_reason: str
     stop_token_id: int | None
     generate_s: float
+    cached_tokens: int = 0  # prompt ids whose KV came from the prefix cache
 
 
 _MODEL_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
@@ -60,7 +63,11 @@ def lock_for(model: Any) -> threading.Lock:
 class BatchDecoder:
     """Samples completions for a batch of rows from a Hugging Face causal LM."""
 
-    def __init__(self, model: Any, *, eos_token_ids: frozenset[int], max_model_len: int | None) -> None:
+    def __init__(
+        self, model: Any, *, eos_token_ids: frozenset[int], max_model_len: int | None, prefix_cache_tokens: int = 0
+    ) -> None:
+        """`prefix_cache_tokens`: the bound of the prefix KV store (0: none); a model whose KV cannot be reused
+        (sliding window, hybrid layers) gets none whatever the bound."""
         self._model = model
         self.eos_token_ids = eos_token_ids
         self.max_model_len = max_model_len
@@ -69,6 +76,9 @@ class BatchDecoder:
         self._keep_kwarg = self._logits_kwarg()
         self._lock = lock_for(model)
         self.closing = threading.Event()  # set by the engine: running rows end with "abort"
+        self.prefix_cache = (
+            PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 and reusable(model.config) else None
+        )
 
     def run(self, rows: list[DecodeRow]) -> list[RowResult]:
         """Decode `rows` to completion (call from a worker thread)."""
@@ -76,6 +86,8 @@ class BatchDecoder:
             was_training = self._model.training
             self._model.eval()
             try:
+                if self.prefix_cache is not None:  # KV from other weights is never reused
+                    self.prefix_cache.check_weights(weights_fingerprint(self._model))
                 with torch.inference_mode():
                     return self._decode(rows)
             finally:
@@ -115,14 +127,23 @@ class BatchDecoder:
         start = time.perf_counter()
         dev = self._device
         n = len(batch)
-        width = max(len(r.prompt) for r in batch)
-        input_ids = torch.full((n, width), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((n, width), dtype=torch.long)
-        for i, r in enumerate(batch):
-            input_ids[i, width - len(r.prompt) :] = torch.tensor(r.prompt, dtype=torch.long)
-            mask[i, width - len(r.prompt) :] = 1
+        store = self.prefix_cache
+        epoch = store.epoch if store is not None else 0
+        hits = [store.longest_prefix(r.prompt) for r in batch] if store is not None else [(None, 0)] * n
+        cached = [c for _, c in hits]
+        # row i: its reused KV right-aligned in the first `width_c` columns, the rest of its prompt right-aligned in
+        # the next `width_s`; mask holes are left out of attention and position ids (no reuse: plain left padding)
+        width_c = max(cached)
+        width_s = max(len(r.prompt) - c for r, c in zip(batch, cached, strict=True))
+        input_ids = torch.full((n, width_s), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((n, width_c + width_s), dtype=torch.long)
+        for i, (r, c) in enumerate(zip(batch, cached, strict=True)):
+            rest = len(r.prompt) - c
+            input_ids[i, width_s - rest :] = torch.tensor(r.prompt[c:], dtype=torch.long)
+            mask[i, width_c - c : width_c] = 1
+            mask[i, width_c + width_s - rest :] = 1
         input_ids, mask = input_ids.to(dev), mask.to(dev)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, width_c:]
         temperature = torch.tensor([r.sampling.temperature for r in batch], dtype=torch.float32, device=dev)
         top_k = torch.tensor([r.sampling.top_k for r in batch], dtype=torch.long, device=dev)
         top_p = torch.tensor([r.sampling.top_p for r in batch], dtype=torch.float32, device=dev)
@@ -140,7 +161,7 @@ class BatchDecoder:
         lps: list[list[float]] = [[] for _ in batch]
         done: list[RowResult | None] = [None] * n
         active = list(range(n))  # batch rows still decoding, in cache-row order
-        cache = DynamicCache()
+        cache = padded_cache(hits, width_c) if width_c else DynamicCache()
         logits = self._forward(input_ids, mask, positions, cache)
         last_pos = positions[:, -1:]
         while True:
@@ -164,8 +185,12 @@ class BatchDecoder:
                     finish = "abort"
                 if finish is None:
                     keep.append(slot)
-                else:
-                    done[row] = RowResult(ids[row], lps[row], finish, stop_id, time.perf_counter() - start)
+                    continue
+                done[row] = RowResult(ids[row], lps[row], finish, stop_id, time.perf_counter() - start, cached[row])
+                if store is not None:  # the KV of its prompt and its ids but the last (never fed back)
+                    covered, seen = batch[row].prompt + ids[row][:-1], mask[slot].nonzero().squeeze(1)
+                    if len(seen) == len(covered):
+                        store.add(covered, row_kv(cache, slot, seen), epoch)
             if not keep:
                 break
             if len(keep) < len(active):

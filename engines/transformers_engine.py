@@ -14,6 +14,10 @@ config / tokenizer `eos_token_id`), like vLLM, which stops on EOS unless `ignore
 kept as the last completion id, with its logprob, as vLLM's `token_ids` do.
 
 Greedy (temperature 0): the reported logprob is the model's plain log-softmax of the chosen id.
+
+Prefix reuse (`prefix_cache_tokens`): a finished request's KV is kept, and a later prompt that shares a prefix with
+it (the next turn of a conversation) prefills only the rest (`prefix_cache.py`). On by default for a model the engine
+loads; off for a wrapped live model, whose weights may change in ways no counter shows.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from rollgym.engines.base import Generation, GenerationTimings, SamplingParams
 from rollgym.engines.batch_decoder import BatchDecoder, DecodeRow
 from rollgym.engines.default_model import DEFAULT_MODEL, resolve_model_dir
 from rollgym.engines.errors import EngineError, ModelUnavailableError
+from rollgym.engines.prefix_cache import DEFAULT_PREFIX_CACHE_TOKENS
 from rollgym.engines.validation import checked_generation, validate_prompt
 from rollgym.errors import UsageError
 
@@ -69,13 +74,19 @@ class TransformersEngine:
         model_name: str | None = None,
         device: str | torch.device | None = None,
         dtype: torch.dtype | None = None,
+        prefix_cache_tokens: int | None = None,
     ) -> None:
         """Load a model directory / name (`smollm2-135m`, a local HF dir, a cached hub id), or wrap a live
         `PreTrainedModel` (a trainer's model generates without a weight copy). `eos_token_ids` replaces the
-        default stop ids (generation_config/config/`tokenizer` EOS); pass `[]` to stop only on `stop_token_ids`."""
+        default stop ids (generation_config/config/`tokenizer` EOS); pass `[]` to stop only on `stop_token_ids`.
+        `prefix_cache_tokens` bounds the prefix KV store (0: no reuse; default 32,768 for a loaded model, 0 for a
+        live one)."""
         if max_batch_size < 1:
             raise UsageError("max_batch_size must be >= 1")
-        if isinstance(model, (str, Path)):
+        if prefix_cache_tokens is not None and prefix_cache_tokens < 0:
+            raise UsageError("prefix_cache_tokens must be >= 0")
+        live = not isinstance(model, (str, Path))
+        if not live:
             from transformers import AutoModelForCausalLM
 
             directory = resolve_model_dir(str(model))
@@ -108,7 +119,15 @@ class TransformersEngine:
         self.eos_token_ids = frozenset(eos)
         self.max_batch_size = max_batch_size
         self.batches_run = 0  # how many batches have run (observability; tests check the batching with it)
-        self._decoder = BatchDecoder(self._model, eos_token_ids=self.eos_token_ids, max_model_len=self.max_model_len)
+        if prefix_cache_tokens is None:
+            prefix_cache_tokens = 0 if live else DEFAULT_PREFIX_CACHE_TOKENS
+        self._decoder = BatchDecoder(
+            self._model,
+            eos_token_ids=self.eos_token_ids,
+            max_model_len=self.max_model_len,
+            prefix_cache_tokens=prefix_cache_tokens,
+        )
+        self.prefix_cache = self._decoder.prefix_cache  # None: no reuse (off, or a model whose KV cannot be reused)
         self._pending: list[_Request] = []
         self._wake: asyncio.Event | None = None
         self._batcher: asyncio.Task | None = None
@@ -131,6 +150,12 @@ class TransformersEngine:
         assert self._wake is not None  # _ensure_batcher made it
         self._wake.set()
         return await request.future
+
+    def clear_prefix_cache(self) -> None:
+        """Forget every stored KV: call it after changing the model's weights in a way that bumps no parameter's
+        version counter (`param.data.copy_`); optimizer steps and `load_state_dict` clear it on their own."""
+        if self.prefix_cache is not None:
+            self.prefix_cache.clear()
 
     async def aclose(self) -> None:
         """Stop the batcher: running requests end with finish_reason 'abort', queued ones fail."""
@@ -197,7 +222,9 @@ class TransformersEngine:
                         finish_reason=res.finish_reason,
                         stop_token_id=res.stop_token_id,
                         prompt_ids=r.prompt,
-                        timings=GenerationTimings(queued_s=r.started - r.enqueued, generate_s=res.generate_s),
+                        timings=GenerationTimings(
+                            queued_s=r.started - r.enqueued, generate_s=res.generate_s, cached_tokens=res.cached_tokens
+                        ),
                     )
                 except EngineError as exc:
                     r.future.set_exception(exc)

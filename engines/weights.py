@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -158,6 +159,19 @@ class WeightsVersion:
 # ids), and records where the new version took over (`Generation.version_changes`).
 
 
+def _prefix_cache_clearer(engine: Any) -> Callable[[WeightsSnapshot], None]:
+    """A `WeightsVersion` listener that clears `engine`'s prefix KV store on every pause, resume or version set
+    (holding the engine weakly: the version may outlive it)."""
+    ref = weakref.ref(engine)
+
+    def clear(_snap: WeightsSnapshot) -> None:
+        live = ref()
+        if live is not None:
+            live.clear_prefix_cache()
+
+    return clear
+
+
 class VersionedEngine:
     """Wraps `engine`; `weights` is the version the trainer's sync moves. `sync_aborts`: the sync aborts requests in
     flight (then a completion that was not aborted was sampled whole by the weights it started with); otherwise a
@@ -170,6 +184,8 @@ class VersionedEngine:
         self.name = str(getattr(engine, "name", type(engine).__name__))
         self.token_exact = bool(getattr(engine, "token_exact", True))
         self.busy = BusyClock()
+        if callable(getattr(engine, "clear_prefix_cache", None)):  # KV from old weights must not outlive a sync
+            weights.subscribe(_prefix_cache_clearer(engine))
 
     @property
     def model(self) -> str:
@@ -199,7 +215,7 @@ class VersionedEngine:
         version = seen.version
         gen = await self._sample(prompt, sampling)
         ids, logprobs, changes = list(gen.completion_ids), list(gen.logprobs), []
-        queued_s, generate_s = gen.timings.queued_s, gen.timings.generate_s
+        queued_s, generate_s, cached = gen.timings.queued_s, gen.timings.generate_s, gen.timings.cached_tokens
         while gen.finish_reason == "abort" and len(ids) < sampling.max_tokens and await self._synced_since(seen):
             await self.weights.wait_open()  # the sync that aborted it is done: the rest comes from the new weights
             seen = self.weights.state()
@@ -212,6 +228,7 @@ class VersionedEngine:
             ids += gen.completion_ids
             logprobs += gen.logprobs
             queued_s, generate_s = queued_s + gen.timings.queued_s, generate_s + gen.timings.generate_s
+            cached += gen.timings.cached_tokens
         if self.weights.state().failed != start.failed:
             raise WeightSyncError(
                 f"{self.name}: a weight sync failed while this request was in flight "
@@ -225,7 +242,7 @@ class VersionedEngine:
                 "completion_ids": ids,
                 "logprobs": logprobs,
                 "prompt_len": len(prompt),
-                "timings": GenerationTimings(queued_s=queued_s, generate_s=generate_s),
+                "timings": GenerationTimings(queued_s=queued_s, generate_s=generate_s, cached_tokens=cached),
                 "policy_version": version,
                 "version_changes": changes,
             }
