@@ -44,7 +44,7 @@ class RowResult:
     finish_reason: str
     stop_token_id: int | None
     generate_s: float
-    cached_tokens: int = 0  # prompt ids whose KV came from the prefix cache
+    cached_tokens: int = 0  # prompt ids not prefilled for it: from the prefix store, or all of them for a duplicate
 
 
 _MODEL_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
@@ -161,8 +161,21 @@ class BatchDecoder:
         lps: list[list[float]] = [[] for _ in batch]
         done: list[RowResult | None] = [None] * n
         active = list(range(n))  # batch rows still decoding, in cache-row order
-        cache = padded_cache(hits, width_c) if width_c else DynamicCache()
-        logits = self._forward(input_ids, mask, positions, cache)
+        # identical prompts (a GRPO group's) are prefilled once, then their KV and logits copied to each row
+        seen: dict[tuple[int, ...], int] = {}
+        first = [seen.setdefault(tuple(r.prompt), i) for i, r in enumerate(batch)]
+        unique = sorted(seen.values())
+        cache = padded_cache([hits[i] for i in unique], width_c) if width_c else DynamicCache()
+        if len(unique) == n:
+            logits = self._forward(input_ids, mask, positions, cache)
+        else:
+            pick = torch.tensor(unique, device=dev)
+            logits = self._forward(input_ids[pick], mask[pick], positions[pick], cache)
+            slot = {row: k for k, row in enumerate(unique)}
+            spread = torch.tensor([slot[i] for i in first], device=dev)
+            cache.batch_select_indices(spread)
+            logits = logits[spread]
+        reused = [c if first[i] == i else len(r.prompt) for i, (r, c) in enumerate(zip(batch, cached, strict=True))]
         last_pos = positions[:, -1:]
         while True:
             rows = torch.tensor(active, device=dev)
@@ -186,7 +199,7 @@ class BatchDecoder:
                 if finish is None:
                     keep.append(slot)
                     continue
-                done[row] = RowResult(ids[row], lps[row], finish, stop_id, time.perf_counter() - start, cached[row])
+                done[row] = RowResult(ids[row], lps[row], finish, stop_id, time.perf_counter() - start, reused[row])
                 if store is not None:  # the KV of its prompt and its ids but the last (never fed back)
                     covered, seen = batch[row].prompt + ids[row][:-1], mask[slot].nonzero().squeeze(1)
                     if len(seen) == len(covered):

@@ -131,6 +131,23 @@ async def test_seeded_sampling_gives_the_same_ids_with_reuse(engines, smollm2_to
     await off.aclose()
 
 
+@pytest.mark.parametrize("sampling", [GREEDY, SamplingParams(temperature=1.0, max_tokens=16, seed=7)], ids=["greedy", "seeded"])
+async def test_identical_prompts_in_a_batch_are_prefilled_once(engines, smollm2_tokenizer, prompts, sampling):
+    """A GRPO group's rows share one prefill: each row reports its whole prompt reused (but the first) and samples
+    what it samples alone, with reuse on or off (the duplicate sharing does not need the store)."""
+    group = chatml(smollm2_tokenizer, "Count to five.", first=True)
+    for engine in engines:
+        alone = await engine.generate(group, sampling)
+        batches = engine.batches_run
+        rows = await asyncio.gather(*(engine.generate(p, sampling) for p in [group, prompts[1], group, group]))
+        assert engine.batches_run == batches + 1, "the four rows shared one batch"
+        assert [g.timings.cached_tokens for g in rows][2:] == [len(group)] * 2
+        for g in (rows[0], rows[2], rows[3]):
+            assert g.completion_ids == alone.completion_ids
+            assert g.logprobs == pytest.approx(alone.logprobs, abs=LOGPROB_TOL)
+        await engine.aclose()
+
+
 def _kv(n: int) -> torch.Tensor:
     return torch.full((1, 2, 1, n, 2), float(n))
 
