@@ -47,8 +47,10 @@ class GenerationTimings(BaseModel):
     queued_s: float = Field(default=0.0, ge=0.0, description="waiting for a batch slot or a connection")
     generate_s: float = Field(default=0.0, ge=0.0, description="prefill + decode (or the HTTP round trip)")
     cached_tokens: int = Field(
-        default=0, ge=0, description="prompt ids whose KV was reused, not recomputed: from earlier turns or an identical prompt in the "
-        "same batch (0 where the engine cannot say)"
+        default=0,
+        ge=0,
+        description="prompt ids whose KV was reused, not recomputed: from earlier turns or an identical prompt in the "
+        "same batch (0 where the engine cannot say)",
     )
 
 

@@ -131,7 +131,9 @@ async def test_seeded_sampling_gives_the_same_ids_with_reuse(engines, smollm2_to
     await off.aclose()
 
 
-@pytest.mark.parametrize("sampling", [GREEDY, SamplingParams(temperature=1.0, max_tokens=16, seed=7)], ids=["greedy", "seeded"])
+@pytest.mark.parametrize(
+    "sampling", [GREEDY, SamplingParams(temperature=1.0, max_tokens=16, seed=7)], ids=["greedy", "seeded"]
+)
 async def test_identical_prompts_in_a_batch_are_prefilled_once(engines, smollm2_tokenizer, prompts, sampling):
     """A GRPO group's rows share one prefill: each row reports its whole prompt reused (but the first) and samples
     what it samples alone, with reuse on or off (the duplicate sharing does not need the store)."""
