@@ -21,7 +21,7 @@ os.environ["ROLLGYM_TEST_SESSION"] = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 # The whole session's id (the controller's; its xdist workers inherit it): helpers it starts are its to stop.
 os.environ.setdefault("ROLLGYM_TEST_HELPERS_SESSION", os.environ["ROLLGYM_TEST_SESSION"])
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    # Two workers on two cores: one math thread each (and in what they start), not two that contend for one core.
+    # Workers share two cores: one math thread each (and in what they start), not several that contend for one core.
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
 
