@@ -162,9 +162,9 @@ class BatchDecoder:
         done: list[RowResult | None] = [None] * n
         active = list(range(n))  # batch rows still decoding, in cache-row order
         # identical prompts (a GRPO group's) are prefilled once, then their KV and logits copied to each row
-        seen: dict[tuple[int, ...], int] = {}
-        first = [seen.setdefault(tuple(r.prompt), i) for i, r in enumerate(batch)]
-        unique = sorted(seen.values())
+        first_of: dict[tuple[int, ...], int] = {}
+        first = [first_of.setdefault(tuple(r.prompt), i) for i, r in enumerate(batch)]
+        unique = sorted(first_of.values())
         cache = padded_cache([hits[i] for i in unique], width_c) if width_c else DynamicCache()
         if len(unique) == n:
             logits = self._forward(input_ids, mask, positions, cache)

@@ -21,7 +21,7 @@ os.environ["ROLLGYM_TEST_SESSION"] = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 # The whole session's id (the controller's; its xdist workers inherit it): helpers it starts are its to stop.
 os.environ.setdefault("ROLLGYM_TEST_HELPERS_SESSION", os.environ["ROLLGYM_TEST_SESSION"])
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    # Workers share two cores: one math thread each (and in what they start), not several that contend for one core.
+    # Two workers on two cores: one math thread each (and in what they start), not two that contend for one core.
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
 
@@ -224,6 +224,13 @@ def _say(session, line: str) -> None:
         print(line)
     else:
         reporter.write_line(line)
+
+
+def pytest_configure(config):
+    """Every run ends with the tests that used the most CPU, beside `--durations`' slowest (tests/support/cpu_time.py)."""
+    from support.cpu_time import CpuTime
+
+    config.pluginmanager.register(CpuTime(), "rollgym-cpu-time")
 
 
 def pytest_sessionstart(session):
