@@ -49,13 +49,13 @@ def split_tasks(train: int, held_out: int) -> tuple[list[dict], list[dict]]:
     return train_tasks, held
 
 
-def evaluate(trainer: Any, tasks: list[dict], samples: int, limits: Any, template: str, seed: int) -> dict[str, float]:
+def evaluate(trainer: Any, tasks: list[dict], samples: int, limits: Any, seed: int) -> dict[str, float]:
     """Held-out figures with the trainer's current weights: mean reward, tool-call success, sampled tokens."""
     from rollgym.engines.base import SamplingParams
     from rollgym.integrations.trl.rollout_func import policy_from_trainer
     from rollgym.rollouts.batch import run_rollouts
 
-    policy = policy_from_trainer(trainer, chat_template=template)
+    policy = policy_from_trainer(trainer)  # the model's own template; rollgym's ChatML tools one where it has none
     sampling = SamplingParams(temperature=1.0, seed=seed)
     model = trainer.accelerator.unwrap_model(trainer.model)
     was_training = model.training
@@ -85,7 +85,6 @@ def train_one_seed(seed: int, opts: argparse.Namespace) -> list[dict[str, float]
     from trl import GRPOConfig, GRPOTrainer
 
     import rollgym as rg
-    from rollgym.tokenization.templates import CHATML_TOOLS
 
     train_tasks, held_out = split_tasks(opts.train_tasks, opts.eval_tasks)
     limits = rg.Limits(max_turns=opts.max_turns, max_tokens_per_turn=opts.max_tokens)
@@ -96,7 +95,7 @@ def train_one_seed(seed: int, opts: argparse.Namespace) -> list[dict[str, float]
         point = {
             "seed": seed,
             "step": step,
-            **evaluate(trainer, held_out, opts.eval_samples, limits, CHATML_TOOLS, seed),
+            **evaluate(trainer, held_out, opts.eval_samples, limits, seed),
         }
         point["eval_s"] = time.perf_counter() - t
         points.append(point)
@@ -125,7 +124,7 @@ def train_one_seed(seed: int, opts: argparse.Namespace) -> list[dict[str, float]
         seed=seed,
         data_seed=seed,
     )
-    func = rg.make_rollout_func(ENV, limits=limits, chat_template=CHATML_TOOLS)
+    func = rg.make_rollout_func(ENV, limits=limits)
     dataset = Dataset.from_list([{"prompt": json.dumps(t)} for t in train_tasks])
     trainer = GRPOTrainer(
         str(rg.model_dir(opts.model)),

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from rollgym.cli.engines import ENGINE_ARG_HELP, parse_engine_args
 from rollgym.engines import SamplingParams
-from rollgym.errors import ClusterLostError, RollgymError, WorkerError
+from rollgym.errors import ClusterLostError, RollgymError, UsageError, WorkerError
 from rollgym.limits import DEFAULT_MAX_TOKENS_PER_TURN, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, Limits
 from rollgym.rollouts.generate import generate
 from rollgym.rollouts.output import INFRA_CATEGORIES, OutputExistsError
@@ -192,14 +192,33 @@ def generate_cmd(
 
 def export_cmd(
     run_dir: str = typer.Argument(..., help="a `rollgym generate --out` directory"),
-    out: str | None = typer.Option(None, "--out", help="Parquet file (default: RUN_DIR/rollouts.parquet)"),
+    out: str | None = typer.Option(None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl)"),
+    format: str = typer.Option("trl", "--format", help="trl (Parquet, TRL's columns) or verl (AgentLoopOutput rows)"),
     include_errored: bool = typer.Option(False, "--include-errored"),
+    prompt_length: int | None = typer.Option(None, "--prompt-length", help="verl: rollout.prompt_length to fit to"),
+    response_length: int | None = typer.Option(
+        None, "--response-length", help="verl: rollout.response_length to fit to"
+    ),
 ) -> None:
-    """Write the rollouts as Parquet with TRL-ready columns (prompt_ids, completion_ids, logprobs, env_mask, rewards)."""
-    from rollgym.integrations.export import export_parquet
-
+    """Write the rollouts in a trainer's batch format: TRL's columns as Parquet (prompt_ids, completion_ids, logprobs,
+    env_mask, rewards), or verl's AgentLoopOutput as JSON lines (docs/trainers.md)."""
     try:
-        path, count = export_parquet(run_dir, out, include_errored)
+        if format == "trl":
+            from rollgym.integrations.export import export_parquet
+
+            path, count = export_parquet(run_dir, out, include_errored)
+        elif format == "verl":
+            from rollgym.integrations.verl.export import export_verl
+
+            path, count = export_verl(
+                run_dir,
+                out,
+                include_errored=include_errored,
+                prompt_length=prompt_length,
+                response_length=response_length,
+            )
+        else:
+            raise UsageError(f"unknown format {format!r}: trl or verl")
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

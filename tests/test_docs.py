@@ -76,13 +76,25 @@ def as_import_path(name: str) -> str:
     return "rollgym" + name[2:] if name.startswith("rg.") else name
 
 
+#: trainers a room's hook module imports at its top, installed where the trainer runs, not in rollgym's venv
+TRAINER_PACKAGES = {"verl"}
+
+
 def resolve(name: str) -> object:
-    """Import the longest module prefix, then look up the rest as attributes."""
+    """Import the longest module prefix, then look up the rest as attributes. A module that imports a trainer this
+    venv lacks (a room's hook, loaded by the trainer only) is read instead: the names must be defined in it."""
     parts = as_import_path(name).split(".")
     for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
         try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
+            obj = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] in TRAINER_PACKAGES and is_module(module):
+                source = (ROOT / Path(*parts[1:cut])).with_suffix(".py").read_text()
+                for attr in parts[cut:]:
+                    if not re.search(rf"^(class|def|async def) {attr}\b|^{attr}\s*[:=]", source, re.M):
+                        raise AttributeError(f"{module} defines no {attr}") from None
+                return source
             continue
         for attr in parts[cut:]:
             obj = getattr(obj, attr)

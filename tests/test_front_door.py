@@ -68,7 +68,12 @@ def test_python_dash_m_rollgym_is_the_cli():
 def _all_modules():
     import rollgym
 
-    skip = ("rollgym.engines.vllm_inprocess", "rollgym.engines.vllm_colocate", "rollgym.__main__")
+    skip = (
+        "rollgym.engines.vllm_inprocess",
+        "rollgym.engines.vllm_colocate",
+        "rollgym.integrations.verl.agent_loop",  # imports verl: loaded by verl only (tests/integrations/verl)
+        "rollgym.__main__",
+    )
     for info in pkgutil.walk_packages(rollgym.__path__, "rollgym."):
         if info.name not in skip and ".testing" not in info.name:
             yield importlib.import_module(info.name)
