@@ -24,6 +24,8 @@ def pytest_configure(config):
 TESTS = """
 import time
 
+import pytest
+
 def test_burns():
     end = time.process_time() + 0.6
     while time.process_time() < end:
@@ -31,6 +33,15 @@ def test_burns():
 
 def test_sleeps():
     time.sleep(0.6)
+
+@pytest.fixture
+def burnt():
+    end = time.process_time() + 0.6
+    while time.process_time() < end:
+        pass
+
+def test_burns_in_its_fixture(burnt):
+    pass
 """
 
 
@@ -50,3 +61,4 @@ def test_the_report_lists_cpu_not_wall_time(tmp_path, workers):
     cpu = {m[1]: float(m[0]) for m in re.findall(r"^\s*([\d.]+)s cpu\s+\S+::(\w+)$", done.stdout, re.M)}
     assert cpu["test_burns"] >= 0.5, done.stdout
     assert cpu["test_sleeps"] < 0.3, done.stdout
+    assert cpu["test_burns_in_its_fixture"] >= 0.5, done.stdout  # setup counts: fixtures compute for their test

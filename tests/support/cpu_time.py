@@ -1,8 +1,9 @@
 """Each test's CPU time, printed after `--durations` as "the 20 tests that used the most CPU".
 
 The suite's budget is two cores: wall time alone hides whether a slow test computes or waits. A test's figure is
-the CPU its pytest process and the children it waited for used from its setup to its teardown (a server a fixture
-keeps running is counted where it is stopped; containers run under the Docker daemon and are not counted). Each
+the CPU its pytest process and the children it waited for used from the start of its setup (its fixtures included;
+a fixture shared by several tests counts for the first) to its teardown (a server a fixture keeps running is counted
+where it is stopped; containers run under the Docker daemon and are not counted). Each
 xdist worker measures its own tests and sends the figure with the teardown report; the session's owner adds them up.
 """
 
@@ -29,10 +30,12 @@ class CpuTime:
     def __init__(self) -> None:
         self.by_test: dict[str, float] = {}
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item) -> None:
+        item.stash[_START] = process_cpu_s()  # before the fixtures: what they compute is the test's
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
-        if call.when == "setup":
-            item.stash[_START] = process_cpu_s()
         outcome = yield
         if call.when == "teardown" and _START in item.stash:
             outcome.get_result().user_properties.append((_KEY, process_cpu_s() - item.stash[_START]))
