@@ -192,16 +192,20 @@ def generate_cmd(
 
 def export_cmd(
     run_dir: str = typer.Argument(..., help="a `rollgym generate --out` directory"),
-    out: str | None = typer.Option(None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl)"),
-    format: str = typer.Option("trl", "--format", help="trl (Parquet, TRL's columns) or verl (AgentLoopOutput rows)"),
+    out: str | None = typer.Option(
+        None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl, skyrl.json)"
+    ),
+    format: str = typer.Option(
+        "trl", "--format", help="trl (Parquet, TRL's columns), verl (AgentLoopOutput rows) or skyrl (a GeneratorOutput)"
+    ),
     include_errored: bool = typer.Option(False, "--include-errored"),
     prompt_length: int | None = typer.Option(None, "--prompt-length", help="verl: rollout.prompt_length to fit to"),
     response_length: int | None = typer.Option(
-        None, "--response-length", help="verl: rollout.response_length to fit to"
+        None, "--response-length", help="verl: rollout.response_length; skyrl: max_generate_length"
     ),
 ) -> None:
     """Write the rollouts in a trainer's batch format: TRL's columns as Parquet (prompt_ids, completion_ids, logprobs,
-    env_mask, rewards), or verl's AgentLoopOutput as JSON lines (docs/trainers.md)."""
+    env_mask, rewards), verl's AgentLoopOutput as JSON lines, or SkyRL's GeneratorOutput (docs/trainers.md)."""
     try:
         if format == "trl":
             from rollgym.integrations.export import export_parquet
@@ -217,8 +221,12 @@ def export_cmd(
                 prompt_length=prompt_length,
                 response_length=response_length,
             )
+        elif format == "skyrl":
+            from rollgym.integrations.skyrl.export import export_skyrl
+
+            path, count = export_skyrl(run_dir, out, include_errored=include_errored, response_length=response_length)
         else:
-            raise UsageError(f"unknown format {format!r}: trl or verl")
+            raise UsageError(f"unknown format {format!r}: trl, verl or skyrl")
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

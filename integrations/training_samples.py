@@ -7,8 +7,12 @@ rollout turned into a sample no gradient flows through.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, Field
 
+from rollgym.errors import UsageError
+from rollgym.rollouts.output import ROLLOUTS_FILE, read_rollouts
 from rollgym.rollouts.records import Rollout, concat_turns
 
 
@@ -130,3 +134,13 @@ def _versions(rollout: Rollout, k: int, count: int) -> list[int | None]:
             runs.append([])
         runs[-1].append(turn)
     return concat_turns(runs[k], keep_trailing_bridge=k < count - 1, versions=True)["versions"]
+
+
+def stored_samples(run_dir: str | Path, include_errored: bool = False) -> list[TrainingSample]:
+    """The training samples of a run directory's `rollouts.jsonl`, for an offline export: errored rollouts only with
+    `include_errored` (then as masked samples with reward 0); a run with none is a `UsageError`."""
+    path = Path(run_dir) / ROLLOUTS_FILE
+    samples = [s for r in read_rollouts(path) if include_errored or r.error is None for s in training_samples(r)]
+    if not samples:
+        raise UsageError(f"no exportable rollouts in {path} (errored ones need --include-errored)")
+    return samples

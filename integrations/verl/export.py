@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rollgym.errors import UsageError
-from rollgym.integrations.training_samples import training_samples
+from rollgym.integrations.training_samples import stored_samples
 from rollgym.integrations.verl.agent_loop_output import verl_rows
-from rollgym.rollouts.output import ROLLOUTS_FILE, read_rollouts
 
 
 def export_verl(
@@ -22,17 +20,9 @@ def export_verl(
 ) -> tuple[Path, int]:
     """Write `run_dir/verl.jsonl` (or `out`): one `AgentLoopOutput` per line (`AgentLoopOutput(**row)` minus `uid`);
     errored rollouts only with `include_errored`, then fully masked with reward 0. Returns the path and row count."""
-    run_dir = Path(run_dir)
-    samples = [
-        s
-        for r in read_rollouts(run_dir / ROLLOUTS_FILE)
-        if include_errored or r.error is None
-        for s in training_samples(r)
-    ]
-    if not samples:
-        raise UsageError(f"no exportable rollouts in {run_dir / ROLLOUTS_FILE} (errored ones need --include-errored)")
+    samples = stored_samples(run_dir, include_errored)
     rows = verl_rows(samples, prompt_length=prompt_length, response_length=response_length)
-    path = Path(out) if out else run_dir / "verl.jsonl"
+    path = Path(out) if out else Path(run_dir) / "verl.jsonl"
     with open(path, "w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
