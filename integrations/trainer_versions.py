@@ -13,6 +13,7 @@ from rollgym.errors import UsageError
 #: package -> the versions rollgym's room for it is tested with (tests/integrations/<trainer>/)
 TESTED: dict[str, str] = {
     "verl": ">=0.9.1,<0.10",
+    "verifiers": ">=0.4.0,<0.5",
 }
 
 

@@ -22,7 +22,8 @@ SHARED_NAMES = {
     "config.py": "a layer's settings model: `RayConfig` (ray), `AsyncRolloutConfig` (trl/async_grpo)",
     "env.py": "an environment class: `Env` (envs/core) and the SWE environment built on it (envs/swe)",
     "errors.py": "a layer's branch of the one error tree, only `RollgymError` subclasses (checked below)",
-    "export.py": "`rollgym export` to a trainer's batch format: TRL's Parquet (integrations), verl's rows (verl)",
+    "export.py": "`rollgym export` to a trainer's batch format: TRL's Parquet (integrations), verl's rows (verl), "
+    "verifiers' episodes (verifiers)",
     "generate.py": "`rollgym.generate` (rollouts) and the `rollgym generate` command that calls it (cli)",
     "images.py": "container images: the sandbox's (pull, build, base) and the SWE tasks' built on them",
     "jobs.py": "batch jobs: `RolloutJob`s and their executors (rollouts), agent runs as such jobs (agents)",
