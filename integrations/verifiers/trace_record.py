@@ -100,7 +100,7 @@ def message_nodes(rollout: Rollout) -> list[NodeRecord]:
     pending: list[dict[str, Any]] = list(history)  # messages no node holds yet on the current path
     delta: list[int] = list(rollout.prompt_ids)  # ids the next assistant node adds before its completion
     k = 0
-    for i, turn in enumerate(rollout.turns):
+    for turn in rollout.turns:
         if turn.resample is not None:
             _close_sample(nodes, parent, pending, delta)
             k += 1

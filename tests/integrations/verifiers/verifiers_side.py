@@ -126,7 +126,9 @@ def main() -> None:
             # prime-rl trains only ok traces (TrainSink.process_episode drops errored ones)
             "prime_rl": prime_rl_samples(trace) if trace.ok else [],
             "nodes": [n.model_dump(include=set(NODE_FIELDS)) for n in trace.nodes],
-            "same_as_rollgyms_episode": verifiers_episode(rollout).model_dump(exclude={"traces": {0: {"verifiers"}}})
+            "same_as_rollgyms_episode": verifiers_episode(
+                rollout, run_id=episode.run.id if episode.run else "rollgym"
+            ).model_dump(exclude={"traces": {0: {"verifiers"}}})
             == episode.model_dump(exclude={"traces": {0: {"verifiers"}}}),
         }
         keep = rollout.error is None and all(t.resample is None for t in rollout.turns)
