@@ -128,8 +128,8 @@ def message_nodes(rollout: Rollout) -> list[NodeRecord]:
             parent = len(nodes) - 1
         if nodes:
             nodes[-1].token_ids, nodes[-1].mask = delta, [False] * len(delta)
-    else:
-        _close_sample(nodes, parent, pending, delta)
+    # the last sample ends on its last sampled id, as rollgym's token view does (and as verifiers' graph does: no
+    # model call follows to commit the environment's last answer)
     return nodes
 
 

@@ -32,15 +32,15 @@ def verifiers_python() -> Path:
 
 
 @pytest.fixture(scope="module")
-def verifiers_read(tool_tok, say, tmp_path_factory):
+def verifiers_read(tool_tok, say, smollm2_rollout, tmp_path_factory):
     python = verifiers_python()
     tmp = tmp_path_factory.mktemp("verifiers")
-    kinds = varied_rollouts(tool_tok, say)
+    kinds = varied_rollouts(tool_tok, say) | {"smollm2": smollm2_rollout}
     run = tmp / "run"
     run.mkdir()
     (run / "rollouts.jsonl").write_text("".join(r.to_json() + "\n" for r in kinds.values()))
     exported, count = export_verifiers(run, include_errored=True)
-    assert count == 4
+    assert count == 6
     path = tmp / "pythonpath"
     path.mkdir()
     (path / "rollgym").symlink_to(Path(rollgym.__file__).parent)  # this rollgym, not the venv's copy
@@ -80,7 +80,7 @@ def test_verifiers_branches_hold_rollgyms_ids_mask_and_logprobs_token_by_token(v
 def test_verifiers_own_graph_builder_makes_the_same_nodes(verifiers_read):
     read, kinds = verifiers_read
     replayed = [k for k, r in kinds.items() if "replayed_nodes" in read["episodes"][r.id]]
-    assert sorted(replayed) == ["tools", "versions"]
+    assert sorted(replayed) == ["smollm2", "tools", "versions"]
     for kind in replayed:
         got = read["episodes"][kinds[kind].id]
         assert got["replayed_nodes"] == got["nodes"], kind
@@ -96,9 +96,12 @@ def test_rewards_failures_versions_and_prime_rls_samples(verifiers_read):
     assert failed["has_error"] and not failed["episode_ok"] and failed["rewards"] == {"reward": None}
     assert failed["reward"] == 0.0 and "answer" in failed["errors"][0] and failed["prime_rl"] == []
     assert failed["stop_condition"] == "environment_error"
+    broken = read["episodes"][kinds["broken"].id]  # failed mid-episode: what was sampled is kept, prime-rl drops it
+    assert broken["has_error"] and broken["stop_condition"] == "engine_error" and broken["prime_rl"] == []
+    assert broken["num_turns"] == 1 and any(broken["branches"][0]["sampled_mask"])
     assert read["episodes"][kinds["versions"].id]["policy"] == [3, 5]
     assert tools["policy"] is None
-    for kind in ("tools", "versions", "template"):
+    for kind in ("tools", "versions", "template", "smollm2"):
         rollout = kinds[kind]
         samples = read["episodes"][rollout.id]["prime_rl"]
         want = branch_view(rollout)

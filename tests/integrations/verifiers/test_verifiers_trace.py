@@ -16,7 +16,6 @@ from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.errors import UsageError
 from rollgym.integrations.trainer_versions import require_trainer
 from rollgym.integrations.verifiers import branch_view, episode_record, trace_record
-from rollgym.limits import Limits
 
 
 def paths(nodes: list[dict]) -> list[list[dict]]:
@@ -78,27 +77,18 @@ def test_failures_versions_and_template_rewrites(tool_tok, say):
     assert [b["sampled_mask"] for b in branches] == [w["sampled_mask"] for w in want]
 
 
-def test_a_real_smollm2_episode_joins_to_its_sampled_ids(tmp_path):
-    rg.generate(
-        "rollgym/Calculator-v0",
-        rg.Policy("smollm2-135m"),
-        out=tmp_path / "run",
-        tasks=CalculatorEnv.default_tasks(1),
-        n=1,
-        limits=Limits(max_turns=2, max_tokens_per_turn=24),
-    )
-    result = CliRunner().invoke(app, ["export", str(tmp_path / "run"), "--format", "verifiers", "--include-errored"])
+def test_a_real_smollm2_episode_joins_to_its_sampled_ids(smollm2_rollout, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "rollouts.jsonl").write_text(smollm2_rollout.to_json() + "\n")
+    result = CliRunner().invoke(app, ["export", str(run), "--format", "verifiers", "--include-errored"])
     assert result.exit_code == 0, result.output
-    (line,) = (tmp_path / "run" / "verifiers.jsonl").read_text().splitlines()
-    record = json.loads(line)
-    from rollgym.rollouts.output import read_rollouts
-
-    (rollout,) = read_rollouts(tmp_path / "run" / "rollouts.jsonl")
-    assert rollout.engine != "scripted" and rollout.turns and rollout.turns[0].completion_ids
-    (path,) = paths(record["traces"][0]["nodes"])
-    assert joined(path) == {k: v for k, v in branch_view(rollout)[0].items() if k != "logprobs"}
+    (line,) = (run / "verifiers.jsonl").read_text().splitlines()
+    (path,) = paths(json.loads(line)["traces"][0]["nodes"])
+    assert joined(path) == {k: v for k, v in branch_view(smollm2_rollout)[0].items() if k != "logprobs"}
     sampled = [lp for n in path for lp in n["logprobs"]]
-    assert sampled == [lp for t in rollout.turns for lp in t.logprobs] and all(lp <= 0.0 for lp in sampled)
+    assert sampled == [lp for t in smollm2_rollout.turns for lp in t.logprobs] and all(lp <= 0.0 for lp in sampled)
+    assert len(sampled) == sum(len(t.completion_ids) for t in smollm2_rollout.turns) > 0
 
 
 def test_export_writes_one_episode_per_rollout_and_refuses_an_empty_run(tool_tok, say, tmp_path):
