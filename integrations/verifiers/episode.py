@@ -1,3 +1,5 @@
+# pyright: reportMissingImports=false
+# (verifiers is installed where verifiers reads these episodes, not in rollgym's own venv)
 """rollgym rollouts as verifiers' own objects (`vf.Episode`, `vf.Trace`), built by verifiers' own validation from the
 records `trace_record` writes; imports verifiers (0.4), so only a venv that has it calls this."""
 
