@@ -193,10 +193,10 @@ def generate_cmd(
 def export_cmd(
     run_dir: str = typer.Argument(..., help="a `rollgym generate --out` directory"),
     out: str | None = typer.Option(
-        None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl, skyrl.json)"
+        None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl, skyrl.json, verifiers.jsonl)"
     ),
     format: str = typer.Option(
-        "trl", "--format", help="trl (Parquet, TRL's columns), verl (AgentLoopOutput rows) or skyrl (a GeneratorOutput)"
+        "trl", "--format", help="trl (Parquet, TRL's columns), verl (AgentLoopOutput rows), skyrl, verifiers"
     ),
     include_errored: bool = typer.Option(False, "--include-errored"),
     prompt_length: int | None = typer.Option(None, "--prompt-length", help="verl: rollout.prompt_length to fit to"),
@@ -205,7 +205,8 @@ def export_cmd(
     ),
 ) -> None:
     """Write the rollouts in a trainer's batch format: TRL's columns as Parquet (prompt_ids, completion_ids, logprobs,
-    env_mask, rewards), verl's AgentLoopOutput as JSON lines, or SkyRL's GeneratorOutput (docs/trainers.md)."""
+    env_mask, rewards), verl's AgentLoopOutput or verifiers' Episode records as JSON lines, or SkyRL's GeneratorOutput
+    (docs/trainers.md)."""
     try:
         if format == "trl":
             from rollgym.integrations.export import export_parquet
@@ -225,8 +226,12 @@ def export_cmd(
             from rollgym.integrations.skyrl.export import export_skyrl
 
             path, count = export_skyrl(run_dir, out, include_errored=include_errored, response_length=response_length)
+        elif format == "verifiers":
+            from rollgym.integrations.verifiers.export import export_verifiers
+
+            path, count = export_verifiers(run_dir, out, include_errored=include_errored)
         else:
-            raise UsageError(f"unknown format {format!r}: trl, verl or skyrl")
+            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl or verifiers")
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -14,6 +14,7 @@ from rollgym.errors import UsageError
 TESTED: dict[str, str] = {
     "verl": ">=0.9.1,<0.10",
     "skyrl": ">=0.4.0,<0.5",
+    "verifiers": ">=0.4.0,<0.5",
 }
 
 

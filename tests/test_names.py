@@ -24,7 +24,7 @@ SHARED_NAMES = {
     "errors.py": "a layer's branch of the one error tree, only `RollgymError` subclasses (checked below)",
     "dataset.py": "rollgym tasks as rows of a trainer's own dataset reader: verl's `RLHFDataset`, SkyRL's `PromptDataset`",
     "engine.py": "a trainer's own inference client as a rollgym `Engine`: verl's server client, SkyRL's engine client",
-    "export.py": "`rollgym export` to a trainer's batch format: TRL's Parquet (integrations), verl's, SkyRL's (rooms)",
+    "export.py": "`rollgym export` to a trainer's batch format: TRL's Parquet (integrations), a trainer's (its room)",
     "generate.py": "`rollgym.generate` (rollouts) and the `rollgym generate` command that calls it (cli)",
     "images.py": "container images: the sandbox's (pull, build, base) and the SWE tasks' built on them",
     "jobs.py": "batch jobs: `RolloutJob`s and their executors (rollouts), agent runs as such jobs (agents)",
