@@ -192,16 +192,24 @@ def generate_cmd(
 
 def export_cmd(
     run_dir: str = typer.Argument(..., help="a `rollgym generate --out` directory"),
-    out: str | None = typer.Option(None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl)"),
-    format: str = typer.Option("trl", "--format", help="trl (Parquet, TRL's columns) or verl (AgentLoopOutput rows)"),
+    out: str | None = typer.Option(
+        None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl, openrlhf.jsonl)"
+    ),
+    format: str = typer.Option(
+        "trl",
+        "--format",
+        help="trl (Parquet, TRL's columns), verl (AgentLoopOutput rows) or openrlhf (executor outputs)",
+    ),
     include_errored: bool = typer.Option(False, "--include-errored"),
     prompt_length: int | None = typer.Option(None, "--prompt-length", help="verl: rollout.prompt_length to fit to"),
     response_length: int | None = typer.Option(
         None, "--response-length", help="verl: rollout.response_length to fit to"
     ),
+    max_length: int | None = typer.Option(None, "--max-length", help="openrlhf: data.max_len to fit to"),
 ) -> None:
     """Write the rollouts in a trainer's batch format: TRL's columns as Parquet (prompt_ids, completion_ids, logprobs,
-    env_mask, rewards), or verl's AgentLoopOutput as JSON lines (docs/trainers.md)."""
+    env_mask, rewards), verl's AgentLoopOutput or OpenRLHF's agent-executor outputs as JSON lines
+    (docs/trainers.md)."""
     try:
         if format == "trl":
             from rollgym.integrations.export import export_parquet
@@ -217,8 +225,12 @@ def export_cmd(
                 prompt_length=prompt_length,
                 response_length=response_length,
             )
+        elif format == "openrlhf":
+            from rollgym.integrations.openrlhf.export import export_openrlhf
+
+            path, count = export_openrlhf(run_dir, out, include_errored=include_errored, max_length=max_length)
         else:
-            raise UsageError(f"unknown format {format!r}: trl or verl")
+            raise UsageError(f"unknown format {format!r}: trl, verl or openrlhf")
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

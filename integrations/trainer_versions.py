@@ -13,6 +13,7 @@ from rollgym.errors import UsageError
 #: package -> the versions rollgym's room for it is tested with (tests/integrations/<trainer>/)
 TESTED: dict[str, str] = {
     "verl": ">=0.9.1,<0.10",
+    "openrlhf": ">=0.11.2,<0.12",
 }
 
 
