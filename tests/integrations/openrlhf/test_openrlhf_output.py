@@ -126,8 +126,8 @@ class Params(SimpleNamespace):
 
 
 def openrlhf_params(**kw):
-    base = dict(temperature=1.0, top_p=1.0, top_k=-1, max_tokens=None, min_tokens=1, skip_special_tokens=False)
-    return Params(**{**base, "logprobs": None, "stop_token_ids": None, "seed": None, **kw})
+    base = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "max_tokens": None, "min_tokens": 1, "logprobs": None}
+    return Params(**{**base, "skip_special_tokens": False, "stop_token_ids": None, "seed": None, **kw})
 
 
 class RolloutActor:
