@@ -91,6 +91,8 @@ class RollgymAgentExecutor(AgentExecutorBase):
         sample = training_samples(rollout)[-1]
         if rollout.error is not None:
             logger.warning("rollgym: rollout %s failed: %s", rollout.id, sample.error)
+        if not sample.prompt_ids:  # failed before its prompt was rendered: OpenRLHF's prompt keeps its shapes defined
+            sample = sample.model_copy(update={"prompt_ids": prompt_ids_of(prompt, hf_tokenizer, max_length)})
         return executor_output(sample, prompt=prompt, label=label, max_length=max_length)
 
     def record(self, rollout: Rollout) -> None:
@@ -102,13 +104,19 @@ class RollgymAgentExecutor(AgentExecutorBase):
             fh.write(rollout.to_json() + "\n")
 
 
-def failed_output(prompt: Any, label: Any, hf_tokenizer: Any, exc: BaseException, max_length: int) -> dict[str, Any]:
-    """A sample that trains nothing: OpenRLHF's prompt text as tokens (at least one id), no action, reward 0."""
+def prompt_ids_of(prompt: Any, hf_tokenizer: Any, max_length: int) -> list[int]:
+    """OpenRLHF's prompt text as its tokenizer encodes it (as OpenRLHF's own executors do), its last
+    `max_length - 1` ids, and at least one id (an Experience needs one)."""
     try:
         ids = list(hf_tokenizer(text=str(prompt), add_special_tokens=False)["input_ids"])
     except Exception:  # noqa: BLE001 - an untokenizable prompt still needs one id for OpenRLHF's shapes
         ids = []
-    ids = ids[-max(1, max_length - 1) :] or [getattr(hf_tokenizer, "eos_token_id", None) or 0]
+    return ids[-max(1, max_length - 1) :] or [getattr(hf_tokenizer, "eos_token_id", None) or 0]
+
+
+def failed_output(prompt: Any, label: Any, hf_tokenizer: Any, exc: BaseException, max_length: int) -> dict[str, Any]:
+    """A sample that trains nothing: OpenRLHF's prompt text as tokens (at least one id), no action, reward 0."""
+    ids = prompt_ids_of(prompt, hf_tokenizer, max_length)
     sample = TrainingSample(
         rollout_id="",
         group_id="",

@@ -321,7 +321,7 @@ def main() -> None:
     (batch,) = maker.split_rollout_samples(samples)  # index per sample, one micro batch (experience_maker.py:44-78)
 
     # the actor's log-probs of the batch, with OpenRLHF's own function over the next-token shift
-    model = AutoModelForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     model.eval()
     with torch.no_grad():
         logits = model(input_ids=batch.sequences, attention_mask=batch.attention_mask).logits
@@ -364,6 +364,7 @@ def main() -> None:
         "short_records": [str(p) for p in sorted((workdir / "records-short").glob("*.jsonl"))],
     }
     out.write_text(json.dumps(result))
+    asyncio.run_coroutine_threadsafe(policy.engine.aclose(), ray.loop).result()
 
 
 if __name__ == "__main__":

@@ -131,6 +131,7 @@ def test_openrlhfs_advantage_loss_and_log_probs_read_the_rewards_and_the_samplin
     assert math.isfinite(batch["loss"]) and math.isfinite(batch["ppo_kl"])
     # every turn asked for at most what was left of max_len, as OpenRLHF's multi-turn executor does
     assert all(r["prompt_len"] + r["max_tokens"] <= MAX_LEN for r in batch["requests"])
+    assert any(r["prompt_len"] + r["max_tokens"] == batch["short_len"] for r in batch["requests"])
 
 
 def test_failed_rows_have_no_action_and_reward_zero(openrlhf_batch):
@@ -140,7 +141,7 @@ def test_failed_rows_have_no_action_and_reward_zero(openrlhf_batch):
     assert sum("NoSuchEnv" in r["label"] for r in failed) == 2
     for i, row in enumerate(batch["rows"]):
         if row["info"]["rollgym/failed"]:
-            assert not any(row["action_mask"]) and row["reward"] == 0.0
+            assert not any(row["action_mask"]) and row["reward"] == 0.0 and len(row["sequence"]) > 0
             assert not any(a for a, m in zip(batch["advantages"][i], row["action_mask"], strict=False) if m)
     errored = [r for r in recorded(batch["records"]) if r.error is not None]
     assert len(errored) == 2 and all("answer" in r.error.message for r in errored)
