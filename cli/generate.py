@@ -193,19 +193,21 @@ def generate_cmd(
 def export_cmd(
     run_dir: str = typer.Argument(..., help="a `rollgym generate --out` directory"),
     out: str | None = typer.Option(
-        None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl, skyrl.json, verifiers.jsonl)"
+        None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl, skyrl.json, ...)"
     ),
     format: str = typer.Option(
-        "trl", "--format", help="trl (Parquet, TRL's columns), verl (AgentLoopOutput rows), skyrl, verifiers"
+        "trl", "--format", help="trl (Parquet, TRL's columns), verl, skyrl, openrlhf or verifiers (docs/trainers.md)"
     ),
     include_errored: bool = typer.Option(False, "--include-errored"),
     prompt_length: int | None = typer.Option(None, "--prompt-length", help="verl: rollout.prompt_length to fit to"),
     response_length: int | None = typer.Option(
         None, "--response-length", help="verl: rollout.response_length; skyrl: max_generate_length"
     ),
+    max_length: int | None = typer.Option(None, "--max-length", help="openrlhf: data.max_len to fit to"),
 ) -> None:
     """Write the rollouts in a trainer's batch format: TRL's columns as Parquet (prompt_ids, completion_ids, logprobs,
-    env_mask, rewards), verl's AgentLoopOutput or verifiers' Episode records as JSON lines, or SkyRL's GeneratorOutput
+    env_mask, rewards), verl's AgentLoopOutput, OpenRLHF's executor outputs or verifiers' Episode records as JSON lines,
+    or SkyRL's GeneratorOutput
     (docs/trainers.md)."""
     try:
         if format == "trl":
@@ -230,8 +232,12 @@ def export_cmd(
             from rollgym.integrations.verifiers.export import export_verifiers
 
             path, count = export_verifiers(run_dir, out, include_errored=include_errored)
+        elif format == "openrlhf":
+            from rollgym.integrations.openrlhf.export import export_openrlhf
+
+            path, count = export_openrlhf(run_dir, out, include_errored=include_errored, max_length=max_length)
         else:
-            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl or verifiers")
+            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl, openrlhf or verifiers")
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -73,6 +73,7 @@ def _all_modules():
         "rollgym.engines.vllm_colocate",
         "rollgym.integrations.verl.agent_loop",  # imports verl: loaded by verl only (tests/integrations/verl)
         "rollgym.integrations.skyrl.generator",  # imports SkyRL: loaded by SkyRL only (tests/integrations/skyrl)
+        "rollgym.integrations.openrlhf.agent_executor",  # imports openrlhf: loaded by OpenRLHF only
         "rollgym.__main__",
     )
     for info in pkgutil.walk_packages(rollgym.__path__, "rollgym."):
