@@ -1,6 +1,7 @@
 """Which tests share a machine-wide resource, and so run one after another on one xdist worker: the real vLLM
 server (`vllm`), and the Ray cluster, the second dockerd, the test sshd and the test registry, which some of these
-tests kill (`hosts`).
+tests kill (`hosts`); and each trainer's own-code tests, whose module fixture runs the trainer once in its venv (on
+two workers it would run twice).
 
 xdist's own `--dist loadgroup` reads `xdist_group` marks into node ids, which pytest 9 no longer lets a plugin
 change (its nodes keep a structured id); so the controller's scheduler finds the group from the node id here."""
@@ -29,6 +30,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "tests/envs/sandbox/test_sandbox_prepared.py",
         "tests/agents/test_agents_hosts.py",
     ),
+    "verl": ("tests/integrations/verl/test_verl_own_code.py",),
+    "skyrl": ("tests/integrations/skyrl/test_skyrl_own_code.py",),
+    "openrlhf": ("tests/integrations/openrlhf/test_openrlhf_own_code.py",),
+    "verifiers": ("tests/integrations/verifiers/",),
 }
 #: the fixtures that hold each group's resource: a test using one must be in its group (checked at collection)
 FIXTURES = {"real_vllm": "vllm", "vllm_venv": "vllm", "cluster": "hosts", "docker2": "hosts"}
