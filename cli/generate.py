@@ -196,7 +196,9 @@ def export_cmd(
         None, "--out", help="output file (default: RUN_DIR/rollouts.parquet, verl.jsonl, skyrl.json, ...)"
     ),
     format: str = typer.Option(
-        "trl", "--format", help="trl (Parquet, TRL's columns), verl, skyrl, openrlhf or verifiers (docs/trainers.md)"
+        "trl",
+        "--format",
+        help="trl (Parquet, TRL's columns), verl, skyrl, openrlhf, verifiers or slime (docs/trainers.md)",
     ),
     include_errored: bool = typer.Option(False, "--include-errored"),
     prompt_length: int | None = typer.Option(None, "--prompt-length", help="verl: rollout.prompt_length to fit to"),
@@ -236,8 +238,12 @@ def export_cmd(
             from rollgym.integrations.openrlhf.export import export_openrlhf
 
             path, count = export_openrlhf(run_dir, out, include_errored=include_errored, max_length=max_length)
+        elif format == "slime":
+            from rollgym.integrations.slime.export import export_slime
+
+            path, count = export_slime(run_dir, out, include_errored=include_errored, response_length=response_length)
         else:
-            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl, openrlhf or verifiers")
+            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl, openrlhf, verifiers or slime")
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
