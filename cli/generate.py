@@ -198,7 +198,7 @@ def export_cmd(
     format: str = typer.Option(
         "trl",
         "--format",
-        help="trl (Parquet, TRL's columns), verl, skyrl, openrlhf, verifiers or slime (docs/trainers.md)",
+        help="trl (Parquet, TRL's columns), verl, skyrl, openrlhf, verifiers, slime, areal (docs/trainers.md)",
     ),
     include_errored: bool = typer.Option(False, "--include-errored"),
     prompt_length: int | None = typer.Option(None, "--prompt-length", help="verl: rollout.prompt_length to fit to"),
@@ -242,8 +242,12 @@ def export_cmd(
             from rollgym.integrations.slime.export import export_slime
 
             path, count = export_slime(run_dir, out, include_errored=include_errored, response_length=response_length)
+        elif format == "areal":
+            from rollgym.integrations.areal.export import export_areal
+
+            path, count = export_areal(run_dir, out)
         else:
-            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl, openrlhf, verifiers or slime")
+            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl, openrlhf, verifiers, slime or areal")
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

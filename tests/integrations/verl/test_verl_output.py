@@ -162,7 +162,10 @@ def test_export_writes_agent_loop_output_rows_fitted_to_verls_lengths(tool_tok, 
         assert len(row["response_ids"]) == len(row["response_mask"]) == len(row["response_logprobs"]) == 5
         assert row["extra_fields"]["rollgym_truncated"] is True and row["metrics"]["compute_score"] == 0.0
     bad = runner.invoke(app, ["export", str(tmp_path / "run"), "--format", "slurm"])
-    assert bad.exit_code == 2 and "unknown format 'slurm': trl, verl, skyrl, openrlhf, verifiers or slime" in bad.output
+    assert (
+        bad.exit_code == 2
+        and "unknown format 'slurm': trl, verl, skyrl, openrlhf, verifiers, slime or areal" in bad.output
+    )
 
 
 def test_a_verl_outside_the_tested_range_is_refused_naming_the_range():
