@@ -37,6 +37,35 @@ class TrainingSample(BaseModel):
     truncated: bool = Field(default=False, description="the rollout was cut by a budget, or the sample by `fit`")
     error: str | None = Field(default=None, description="why the rollout failed: the sample then trains nothing")
 
+    @classmethod
+    def failure(
+        cls,
+        exc: BaseException,
+        *,
+        prompt_ids: list[int] | None = None,
+        env_id: str = "",
+        task_id: str = "",
+        messages: int = 0,
+    ) -> TrainingSample:
+        """A sample for a row that failed before any rollout existed (a live hook's bad row, dead server): no
+        completion, reward 0, stop reason "error" and the exception as its error."""
+        return cls(
+            rollout_id="",
+            group_id="",
+            task_id=task_id,
+            env_id=env_id,
+            prompt_ids=list(prompt_ids or []),
+            completion_ids=[],
+            logprobs=[],
+            env_mask=[],
+            versions=[],
+            reward=0.0,
+            turns=0,
+            messages=messages,
+            stop_reason="error",
+            error=f"{type(exc).__name__}: {exc}",
+        )
+
     @property
     def failed(self) -> bool:
         return self.error is not None

@@ -117,22 +117,7 @@ def prompt_ids_of(prompt: Any, hf_tokenizer: Any, max_length: int) -> list[int]:
 def failed_output(prompt: Any, label: Any, hf_tokenizer: Any, exc: BaseException, max_length: int) -> dict[str, Any]:
     """A sample that trains nothing: OpenRLHF's prompt text as tokens (at least one id), no action, reward 0."""
     ids = prompt_ids_of(prompt, hf_tokenizer, max_length)
-    sample = TrainingSample(
-        rollout_id="",
-        group_id="",
-        task_id="",
-        env_id="",
-        prompt_ids=ids,
-        completion_ids=[],
-        logprobs=[],
-        env_mask=[],
-        versions=[],
-        reward=0.0,
-        turns=0,
-        messages=0,
-        stop_reason="error",
-        error=f"{type(exc).__name__}: {exc}",
-    )
+    sample = TrainingSample.failure(exc, prompt_ids=ids)
     out = executor_output(sample, prompt=prompt, label=label, max_length=max_length)
     out["rollgym"]["traceback"] = "".join(traceback.format_exception(exc))[-4000:]
     return out

@@ -118,22 +118,7 @@ def row_task(extras: dict[str, Any]) -> dict:
 
 def failed_sample(env_id: str, extras: dict[str, Any], exc: BaseException) -> TrainingSample:
     """A row that trains nothing: no prompt or response ids it could stand on, reward 0, the reason kept."""
-    return TrainingSample(
-        rollout_id="",
-        group_id="",
-        task_id=str(extras.get("task_id", "")),
-        env_id=env_id,
-        prompt_ids=[],
-        completion_ids=[],
-        logprobs=[],
-        env_mask=[],
-        versions=[],
-        reward=0.0,
-        turns=0,
-        messages=0,
-        stop_reason="error",
-        error=f"{type(exc).__name__}: {exc}",
-    )
+    return TrainingSample.failure(exc, env_id=env_id, task_id=str(extras.get("task_id", "")))
 
 
 def skyrl_sampling(params: dict[str, Any] | None, default: SamplingParams) -> SamplingParams:

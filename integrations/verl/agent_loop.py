@@ -109,21 +109,12 @@ class RollgymAgentLoop(AgentLoopBase):
         """A sample that trains nothing: the row's prompt rendered by verl's tokenizer, no response, reward 0."""
         prompt = self.row_prompt_ids(row)
         extra = row.get("extra_info") or {}
-        sample = TrainingSample(
-            rollout_id="",
-            group_id="",
+        sample = TrainingSample.failure(
+            exc,
+            prompt_ids=prompt,
             task_id=str(extra.get("task_id", "")) if isinstance(extra, dict) else "",
             env_id=str(extra.get("env_id") or self.default_env or "") if isinstance(extra, dict) else "",
-            prompt_ids=prompt,
-            completion_ids=[],
-            logprobs=[],
-            env_mask=[],
-            versions=[],
-            reward=0.0,
-            turns=0,
             messages=len(row.get("raw_prompt") or []),
-            stop_reason="error",
-            error=f"{type(exc).__name__}: {exc}",
         )
         fields = agent_loop_fields(sample, prompt_length=self.prompt_length, response_length=self.response_length)
         fields["extra_fields"]["rollgym_traceback"] = "".join(traceback.format_exception(exc))[-4000:]

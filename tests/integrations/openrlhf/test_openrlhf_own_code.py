@@ -8,41 +8,26 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.trainer_venv import side_env, trainer_python
 
-import rollgym
 from rollgym.engines.default_model import smollm2_dir
 from rollgym.rollouts.output import read_rollouts
 
-ROOT = Path(__file__).resolve().parents[3]
 MAX_LEN = 640
-
-
-def openrlhf_python() -> Path:
-    out = subprocess.run(
-        ["bash", str(ROOT / ".ci" / "trainers-up"), "python", "openrlhf"], capture_output=True, text=True, check=True
-    )
-    python = Path(out.stdout.strip())
-    if not python.exists():
-        pytest.skip(f"OpenRLHF's venv is not built ({python}): run `bash .ci/trainers-up openrlhf` (CI's setup does)")
-    return python
 
 
 @pytest.fixture(scope="module")
 def openrlhf_batch(tmp_path_factory):
-    python = openrlhf_python()
+    python = trainer_python("openrlhf")
     tmp = tmp_path_factory.mktemp("openrlhf")
-    path = tmp / "pythonpath"
-    path.mkdir()
-    (path / "rollgym").symlink_to(Path(rollgym.__file__).parent)  # this rollgym, not the venv's copy
     work = tmp / "work"
     work.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(path), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = side_env(tmp)
     script = str(Path(__file__).with_name("openrlhf_side.py"))
     run = subprocess.run(
         [str(python), script, str(tmp / "out.json"), str(work), str(smollm2_dir())],

@@ -14,26 +14,14 @@ from pathlib import Path
 
 import pytest
 from rollouts_for_verifiers import varied_rollouts
+from support.trainer_venv import side_env, trainer_python
 
-import rollgym
 from rollgym.integrations.verifiers import branch_view, export_verifiers, trace_record
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def verifiers_python() -> Path:
-    out = subprocess.run(
-        ["bash", str(ROOT / ".ci" / "trainers-up"), "python", "verifiers"], capture_output=True, text=True, check=True
-    )
-    python = Path(out.stdout.strip())
-    if not python.exists():
-        pytest.skip(f"verifiers' venv is not built ({python}): run `bash .ci/trainers-up verifiers` (CI's setup does)")
-    return python
 
 
 @pytest.fixture(scope="module")
 def verifiers_read(tool_tok, say, smollm2_rollout, tmp_path_factory):
-    python = verifiers_python()
+    python = trainer_python("verifiers")
     tmp = tmp_path_factory.mktemp("verifiers")
     kinds = varied_rollouts(tool_tok, say) | {"smollm2": smollm2_rollout}
     run = tmp / "run"
@@ -41,10 +29,8 @@ def verifiers_read(tool_tok, say, smollm2_rollout, tmp_path_factory):
     (run / "rollouts.jsonl").write_text("".join(r.to_json() + "\n" for r in kinds.values()))
     exported, count = export_verifiers(run, include_errored=True)
     assert count == 6
-    path = tmp / "pythonpath"
-    path.mkdir()
-    (path / "rollgym").symlink_to(Path(rollgym.__file__).parent)  # this rollgym, not the venv's copy
-    env = {**os.environ, "PYTHONPATH": f"{path}{os.pathsep}{Path(__file__).parent}", "HF_HUB_OFFLINE": "1"}
+    env = side_env(tmp)
+    env["PYTHONPATH"] += f"{os.pathsep}{Path(__file__).parent}"
     side = Path(__file__).with_name("verifiers_side.py")
     done = subprocess.run(
         [str(python), str(side), str(exported), str(run / "rollouts.jsonl"), str(tmp / "out.json")],
