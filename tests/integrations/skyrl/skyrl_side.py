@@ -196,6 +196,7 @@ def main() -> None:
         "raw": raw,
         "uids": uids,
         "rollout_ids": [r.id if r is not None else None for r in generator.rollouts],
+        "scripted_rows": [i for i, scripted in enumerate(scripted_rows.tolist()) if scripted],
         "loss_mask": batch["loss_mask"].tolist(),
         "response_mask": batch["response_mask"].tolist(),
         "rewards": batch["rewards"].tolist(),

@@ -69,8 +69,8 @@ def test_skyrls_tensors_hold_rollgyms_ids_masks_and_logprobs_token_by_token(skyr
         )
         checked += 1
     assert checked == 4
-    tool_rows = [i for i, stop in enumerate(batch["raw"]["stop_reasons"]) if stop == "stop"]
-    assert len(tool_rows) == 2
+    tool_rows = batch["scripted_rows"]  # the scripted group; the model's own rows may stop or not
+    assert len(tool_rows) == 2 and all(batch["raw"]["stop_reasons"][i] == "stop" for i in tool_rows)
     for i in tool_rows:  # a bridge of tool ids (mask 0) between two sampled turns
         mask = batch["raw"]["loss_masks"][i]
         assert mask[0] == 1 and 0 in mask and mask[-1] == 1
@@ -82,7 +82,7 @@ def test_skyrls_tensors_hold_rollgyms_ids_masks_and_logprobs_token_by_token(skyr
 def test_skyrls_advantage_and_loss_read_the_rewards_and_the_sampling_logprobs(skyrl_batch):
     batch, _ = skyrl_batch
     rewards = [sum(row) for row in batch["rewards"]]
-    tool_rows = [i for i, stop in enumerate(batch["raw"]["stop_reasons"]) if stop == "stop"]
+    tool_rows = batch["scripted_rows"]
     assert sorted(rewards[i] for i in tool_rows) == [0.0, 1.0]
     for i in tool_rows:  # SkyRL's GRPO: +-1/sqrt(2) over the response of the group's two samples
         expected = 0.7071 if rewards[i] == 1.0 else -0.7071

@@ -79,8 +79,8 @@ def test_verls_batch_holds_rollgyms_ids_mask_and_logprobs_token_by_token(verl_ba
         checked += 1
     assert checked == 4
     # the scripted group ran tool turns: a bridge of environment ids with mask 0 sits between sampled runs
-    tool_rows = [i for i, t in enumerate(batch["num_turns"]) if t == 6]
-    assert len(tool_rows) == 2
+    tool_rows = [i for i, t in enumerate(batch["extra_fields"]["rollgym_task_id"]) if t == "calc-3-1"]
+    assert len(tool_rows) == 2 and all(batch["num_turns"][i] == 6 for i in tool_rows)
     for i in tool_rows:
         mask = batch["response_mask"][i][: unpad_response(batch, i)]
         assert mask[0] == 1 and 0 in mask and mask[-1] == 1
