@@ -136,11 +136,13 @@ def test_a_row_without_base_commit_validates_on_swe_smiths_layout(swesmith_row, 
         swesmith_row["image_name"], f"git log --all --format=%s; git cat-file -e {upstream} || echo no-upstream"
     )
     assert sorted(layout.splitlines()) == ["Bug Patch", "Initial commit", "Remove F2P Tests", "no-upstream"], layout
-    task = parse_task(swesmith_row)
-    [row] = validate_tasks([task])
-    assert row.verdict == "valid", row.problem
-    assert row.gold is not None and row.empty is not None and row.gold.resolved and not row.empty.resolved
-    assert row.empty.f2p == dict.fromkeys(F2P, "failed") and set(row.empty.p2p.values()) == {"passed"}
+    # the task's branch in the image (pushed before the image was built), and a task whose branch is not (the bug
+    # is then applied to the mirror's main, as SWE-smith's own branch was made)
+    no_branch = {**swesmith_row, "instance_id": f"{PROFILE}.func_pm_op_change__nobranch"}
+    for row in validate_tasks([parse_task(swesmith_row), parse_task(no_branch)]):
+        assert row.verdict == "valid", (row.instance_id, row.problem)
+        assert row.gold is not None and row.empty is not None and row.gold.resolved and not row.empty.resolved
+        assert row.empty.f2p == dict.fromkeys(F2P, "failed") and set(row.empty.p2p.values()) == {"passed"}
 
 
 @pytest.mark.docker
