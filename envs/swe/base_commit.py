@@ -35,7 +35,12 @@ def build_mismatch(task: SWETask, build_log: str) -> WrongBaseCommitError | None
 
 
 def check_in(sandbox: DockerSandbox, task: SWETask) -> None:
-    """Raise `WrongBaseCommitError` if the sandbox's repository lacks the row's base_commit (prebuilt images)."""
+    """Raise `WrongBaseCommitError` if the sandbox's repository lacks the row's base_commit (prebuilt images), or,
+    for a SWE-smith row without one, both the task's branch and the mirror's `main` (`swesmith.bug_commit`)."""
+    if task.grader == "swesmith" and not task.base_commit:
+        from rollgym.envs.swe.swesmith_state import check_state_in
+
+        return check_state_in(sandbox, task)
     res = sandbox.exec(PROBE.format(commit=shlex.quote(task.base_commit or "-")), timeout=120)
     lines = res.output.strip().splitlines()
     if lines[:1] != ["present"]:

@@ -174,9 +174,8 @@ class SWEEnv(Env):
                 await asyncio.to_thread(
                     check_in, self.sandbox, t
                 )  # a commit the image lacks: one line, the right value
-                raise InvalidTaskError(
-                    f"{t.instance_id}: cannot check out base_commit {t.base_commit}: {res.output[-500:]}"
-                )
+                what = f"base_commit {t.base_commit}" if t.base_commit else "its repository state"
+                raise InvalidTaskError(f"{t.instance_id}: cannot check out {what}: {res.output[-500:]}")
         self.episode_base = t.base_commit
         if t.grader == "swesmith":  # the agent's changes are read against the state made above
             head = await self.sandbox.aexec("git rev-parse HEAD", timeout=60)
@@ -189,7 +188,12 @@ class SWEEnv(Env):
                 "content": f"<issue>\n{t.problem_statement}\n</issue>\n\nThe repository is at {t.workdir}.",
             },
         ]
-        return messages, {"task_id": t.instance_id, "repo": t.repo, "base_commit": t.base_commit, "image": image}
+        return messages, {
+            "task_id": t.instance_id,
+            "repo": t.repo,
+            "base_commit": t.base_commit or self.episode_base,
+            "image": image,
+        }
 
     @tool
     def bash(self, command: str, timeout: int | None = None) -> str:

@@ -2,12 +2,14 @@
 `harness/grading.py`, `profiles/python.py`).
 
 A SWE-smith row is a bug injected into a repository snapshot: `repo` names the snapshot's profile
-(`swesmith/<owner>__<repo>.<commit8>`), whose image holds the repository at that commit, and the row's `patch` is
-the bug. SWE-smith's agent starts on the task's branch (the bug committed, then the FAIL_TO_PASS test files removed);
-its grader checks out the bug commit (tests back), applies the agent's patch, restores the test files, and runs the
-profile's test command between markers, reading it with the profile's parser and its own rules (a skipped test counts
-neither way). rollgym does the same offline: the bug is applied from the row (not fetched from GitHub) and the
-agent's starting state is made as the task's prepared state; the gold patch is the bug reversed.
+(`swesmith/<owner>__<repo>.<commit8>`), whose image holds a clone of the profile's mirror (`create_mirror`: the
+upstream commit's files as the one commit of a new history, branch `main`; the upstream hash is not in it), and the
+row's `patch` is the bug. SWE-smith's agent starts on the task's branch (named by the instance id: the bug committed,
+then the FAIL_TO_PASS test files removed); its grader checks out that branch's `HEAD~1` (the bug, tests back), applies
+the agent's patch, restores the test files, and runs the profile's test command between markers, reading it with the
+profile's parser and its own rules (a skipped test counts neither way). rollgym does the same offline: the task's
+branch when the image has it, else the row's bug applied to the mirror's `main` (SWE-smith fetches the branch from
+GitHub); the agent's starting state is made as the task's prepared state; the gold patch is the bug reversed.
 
 rollgym's table (`swesmith_profiles.json`, from `.ci/swe-legacy-specs.py`) holds 647 of SWE-smith's 673 profiles:
 Python, Go, Rust, Java (Maven, Gradle), JavaScript and TypeScript (jest, mocha, vitest), C++ (CTest, GoogleTest),
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from rollgym.envs.swe.diffs import apply_in_turn
 from rollgym.envs.swe.formats import RowFormatError
 from rollgym.envs.swe.swesmith_parsers import PARSERS
+from rollgym.envs.swe.swesmith_state import COMMIT, bug_commit
 
 if TYPE_CHECKING:
     from rollgym.envs.sandbox import DockerSandbox
@@ -40,10 +43,6 @@ APPLY_COMMANDS = ("git apply --verbose", "git apply --verbose --reject", "patch 
 #: the conda env SWE-smith's Python images test in
 PATH = (
     "/opt/miniconda3/envs/testbed/bin:/opt/miniconda3/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-)
-COMMIT = (
-    "git -c user.name=rollgym -c user.email=tasks@rollgym.invalid -c commit.gpgsign=false commit -q --allow-empty "
-    "--no-verify -m {message}"
 )
 
 
@@ -135,7 +134,7 @@ def as_task_row(row: dict[str, Any]) -> dict[str, Any]:
     return {
         **row,
         "repo": f"swesmith/{name}",
-        "base_commit": row.get("base_commit") or profile["commit"],
+        "base_commit": row.get("base_commit") or "",  # none: the mirror's `main` (`bug_commit`)
         "bug_patch": row["patch"],
         "patch": reverse_patch(row["patch"]),
         "image": row.get("image_name") or profile["image"],
@@ -167,19 +166,17 @@ def language(task: SWETask) -> str:
 
 
 def bug_state(task: SWETask, for_agent: bool) -> str:
-    """The commands that make the task's state from the snapshot: the bug applied (SWE-smith's "Bug Patch" commit);
-    for the agent, the FAIL_TO_PASS test files removed too ("Remove F2P Tests") and the state committed as the only
-    commit of a new branch, so no history shows the bug being made (SWE-smith's branch does)."""
-    bug = shlex.quote(_extra(task, "bug_patch"))
-    steps = [f"printf '%s' {bug} > /tmp/rollgym-bug.diff", "git apply /tmp/rollgym-bug.diff"]
+    """The commands that make the task's state in the snapshot: its bug commit (`bug_commit`); for the agent, the
+    FAIL_TO_PASS test files removed too ("Remove F2P Tests") and the state committed as the only commit of a new
+    branch, so no history shows the bug being made (SWE-smith's branch does)."""
+    steps = [f"{{ {bug_commit(task, _extra(task, 'bug_patch'))}; }}"]
     f2p, _ = test_files(task)
     if for_agent:
         if _extra(task, "swesmith_test_files") == "go":
             steps.append(f"{{ {go_test_files(task.FAIL_TO_PASS)}; }} | xargs -r -d '\\n' rm -f --")
         elif f2p:
             steps.append(f"rm -f -- {' '.join(map(shlex.quote, f2p))}")
-        steps.append("git checkout -q --orphan rollgym-task")
-    steps += ["git add -A", COMMIT.format(message="'Bug Patch'" if not for_agent else "task")]
+        steps += ["git checkout -q --orphan rollgym-task", "git add -A", COMMIT.format(message="task")]
     return " && ".join(steps)
 
 

@@ -47,7 +47,7 @@ class SWETask(BaseModel):
 
     instance_id: str
     repo: str
-    base_commit: str
+    base_commit: str  # "" in a SWE-smith row: its state is found in the image (swesmith_state.py)
     problem_statement: str
     patch: str = ""  # the gold patch
     test_patch: str = ""

@@ -15,6 +15,8 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import docker
+
 HARNESSES_UP = Path(__file__).resolve().parents[2] / ".ci" / "harnesses-up"
 
 SCRIPT = r"""
@@ -64,3 +66,44 @@ def swesmith_resolved(instance: dict, patch: str, cwd: Path, clone_from: Path | 
     assert lines, f"SWE-smith's harness printed no result:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     result = json.loads(lines[-1][len("RESULT ") :])
     return bool(result["resolved"]) if result["status"] == "completed" else None
+
+
+#: `profiles/base.py::create_mirror` (the upstream clone at the profile's commit, its history dropped, one commit on
+#: `main`, pushed to the mirror), `harness/gather.py` (the task's branch: 'Bug Patch', then 'Remove F2P Tests', pushed;
+#: back on main) and the profile's image build (`git clone -o origin <mirror> /testbed`), run in a container of an
+#: image whose /testbed holds the upstream repository. The mirror is local and then gone, as GitHub is offline.
+LAY_OUT = r"""
+set -eu
+cd /testbed
+git init -q --bare /tmp/mirror.git && git -C /tmp/mirror.git symbolic-ref HEAD refs/heads/main
+rm -rf .git && git init -q && git config user.name swesmith && git config user.email swesmith@anon.com
+rm -rf .github/workflows .github/dependabot.y*
+git add --force . && git commit -q --no-gpg-sign -m 'Initial commit' && git branch -M main
+git remote add origin /tmp/mirror.git && git push -q -u origin main
+git checkout -q -b "$ID" && printf '%s' "$BUG" | git apply - && git add . && git commit -q --no-gpg-sign -m 'Bug Patch'
+if [ -n "$F2P_FILES" ]; then rm -f $F2P_FILES && git add . && git commit -q --no-gpg-sign -m 'Remove F2P Tests'; fi
+git push -q origin "$ID" && git checkout -q main && git reset -q --hard && git branch -q -D "$ID"
+cd / && rm -rf /testbed && git clone -q -o origin /tmp/mirror.git /testbed && rm -rf /tmp/mirror.git
+git -C /testbed remote set-url origin "https://github.com/swesmith/$MIRROR.git"
+"""
+
+
+def mirror_image(upstream: str, row: dict, f2p_files: list[str]) -> str:
+    """The row's image (tagged `row["image_name"]`) laid out from `upstream` (/testbed: the repository at the profile's
+    commit) as SWE-smith lays out its images (`LAY_OUT`); the upstream's commits are not in it. Returns its id."""
+    client = docker.from_env()
+    env = {
+        "ID": row["instance_id"],
+        "BUG": row["patch"],
+        "F2P_FILES": " ".join(f2p_files),  # plain names (split by the shell)
+        "MIRROR": row["repo"].removeprefix("swesmith/"),
+    }
+    box = client.containers.run(
+        upstream, ["sh", "-c", LAY_OUT], environment=env, user="0", network_mode="none", detach=True
+    )
+    try:
+        assert box.wait(timeout=300)["StatusCode"] == 0, box.logs().decode()
+        image = box.commit(repository=row["image_name"].split(":")[0], tag="latest")
+    finally:
+        box.remove(force=True)
+    return str(image.id)

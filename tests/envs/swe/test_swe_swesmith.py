@@ -1,16 +1,16 @@
 """SWE-smith rows, graded as SWE-smith grades them: its profiles (rollgym's table), the bug reversed as gold, its
-parser, markers and rules (units); and end to end on an image shaped as a SWE-smith snapshot
-(tests/fixtures/swesmith, tagged with a real profile's image name): the gold patch resolves, the empty patch does
-not, and in an episode the agent starts on the bug with the FAIL_TO_PASS tests removed and no history of the bug,
-and a fix made with the tools scores 1."""
+parser, markers and rules (units); and end to end on an image laid out as SWE-smith lays out its snapshots (the
+fixture's repository as the upstream, then `create_mirror`, the task's branch and the image's clone of the mirror:
+support/swesmith.py; tagged with a real profile's image name): a row in SWE-smith's own schema (no base_commit)
+validates, gold resolving and empty not; in an episode the agent starts on the bug with the FAIL_TO_PASS tests
+removed and no history of the bug, and a fix made with the tools scores 1; rollgym's verdicts equal SWE-smith's own
+harness's."""
 
 from __future__ import annotations
 
 import difflib
 import json
-import shlex
 import subprocess
-import time
 from pathlib import Path
 
 import docker
@@ -23,7 +23,7 @@ from rollgym.envs.swe.swesmith import parse_log, read_test_output, table, verdic
 from rollgym.envs.swe.task import parse_task
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "swesmith"
-COMMIT = "git -c user.name=smith -c user.email=smith@rollgym.invalid commit -q"
+UPSTREAM = "rollgym-tests/swesmith-upstream:addict"  # the fixture's repository, before SWE-smith's layout
 PROFILE = "mewwts__addict.75284f95"  # a real Python profile (swesmith 0.0.9); the fixture stands in for its image
 F2P = ["tests/test_slugify.py::test_runs_of_spaces", "tests/test_slugify.py::test_tabs_and_newlines"]
 P2P = ["tests/test_slugify.py::test_words", "tests/test_initials.py::test_initials"]
@@ -102,46 +102,67 @@ def test_a_row_rollgym_cannot_grade_is_one_clear_error(row, says):
 
 
 @pytest.fixture(scope="module")
-def swesmith_row(base_image) -> dict:
-    client = docker.from_env()
-    image, _ = client.images.build(
-        path=str(FIXTURE), buildargs={"BASE_IMAGE": base_image}, tag=_row()["image_name"], rm=True, network_mode="none"
+def upstream_image(base_image) -> str:
+    """The fixture's repository at one commit (the profile's upstream commit, which SWE-smith's images drop)."""
+    image, _ = docker.from_env().images.build(
+        path=str(FIXTURE), buildargs={"BASE_IMAGE": base_image}, tag=UPSTREAM, rm=True, network_mode="none"
     )
-    # SWE-smith's task branch in the snapshot (its harness checks it out): the bug, then the F2P test files removed
-    row = _row()
-    branch = (
-        f"git checkout -q -b {row['instance_id']} && printf '%s' {shlex.quote(row['patch'])} | git apply - && git add -A "
-        f"&& {COMMIT} -m 'Bug Patch' && git rm -q tests/test_slugify.py && {COMMIT} -m 'Remove F2P Tests' "
-        "&& git checkout -q - && git rev-parse HEAD"
-    )
-    box = client.containers.run(
-        image.id, ["sh", "-c", f"{branch} && sleep 600"], working_dir="/testbed", network_mode="none", detach=True
-    )
-    try:
-        for _ in range(100):
-            head = box.logs().decode().strip()
-            if head:
-                break
-            time.sleep(0.1)
-        box.commit(repository=row["image_name"].split(":")[0], tag="latest")
-    finally:
-        box.remove(force=True)
-    # the fixture's snapshot is not the profile's commit: the row names it (real rows take the profile's)
-    return _row(base_commit=head)
+    return str(image.id)
+
+
+@pytest.fixture(scope="module")
+def swesmith_row(upstream_image) -> dict:
+    """A row in SWE-smith's own schema (no base_commit) on its image laid out as SWE-smith lays it out."""
+    from support.swesmith import mirror_image
+
+    mirror_image(upstream_image, _row(), ["tests/test_slugify.py"])
+    return _row()
+
+
+def _in_image(image: str, command: str) -> str:
+    out = docker.from_env().containers.run(image, ["sh", "-c", command], network_mode="none", remove=True)
+    return out.decode().strip()
 
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_gold_resolves_and_empty_does_not(swesmith_row):
-    from rollgym.envs.swe.grading import grade_patch
+def test_a_row_without_base_commit_validates_on_swe_smiths_layout(swesmith_row, upstream_image):
+    """`rollgym validate`'s checks: the image holds SWE-smith's mirror (not the upstream commit), the repository
+    state is found there (the task's branch, the mirror's main), the gold patch resolves and the empty one does not."""
+    from rollgym.envs.swe.validate import validate_tasks
 
-    task = parse_task(swesmith_row)
-    gold = grade_patch(task, task.patch, keep_all_outcomes=True)
-    assert gold.status == "graded" and gold.resolved, gold
-    assert set(gold.all_outcomes) >= set(F2P + P2P)
-    empty = grade_patch(task, "")
-    assert empty.status == "graded" and not empty.resolved
-    assert empty.f2p == dict.fromkeys(F2P, "failed") and set(empty.p2p.values()) == {"passed"}
+    upstream = _in_image(upstream_image, "git rev-parse HEAD")
+    layout = _in_image(
+        swesmith_row["image_name"], f"git log --all --format=%s; git cat-file -e {upstream} || echo no-upstream"
+    )
+    assert sorted(layout.splitlines()) == ["Bug Patch", "Initial commit", "Remove F2P Tests", "no-upstream"], layout
+    # the task's branch in the image (pushed before the image was built), and a task whose branch is not (the bug
+    # is then applied to the mirror's main, as SWE-smith's own branch was made)
+    no_branch = {**swesmith_row, "instance_id": f"{PROFILE}.func_pm_op_change__nobranch"}
+    for row in validate_tasks([parse_task(swesmith_row), parse_task(no_branch)]):
+        assert row.verdict == "valid", (row.instance_id, row.problem)
+        assert row.gold is not None and row.empty is not None and row.gold.resolved and not row.empty.resolved
+        assert row.empty.f2p == dict.fromkeys(F2P, "failed") and set(row.empty.p2p.values()) == {"passed"}
+
+
+@pytest.mark.docker
+def test_an_image_without_swe_smiths_layout_is_one_line_naming_its_head(upstream_image):
+    """No task branch and no mirror `main` (the upstream repository on another branch): the row's base_commit must
+    say."""
+    from rollgym.envs.swe.base_commit import check_image
+    from rollgym.envs.swe.errors import WrongBaseCommitError
+
+    box = docker.from_env().containers.run(upstream_image, ["git", "branch", "-m", "upstream"], detach=True)
+    try:
+        assert box.wait(timeout=60)["StatusCode"] == 0, box.logs().decode()
+        image = str(box.commit(repository=UPSTREAM.split(":")[0], tag="no-main").id)
+    finally:
+        box.remove(force=True)
+    task = parse_task(_row())
+    with pytest.raises(WrongBaseCommitError) as info:
+        check_image(task, image)
+    head = _in_image(image, "git rev-parse HEAD")
+    assert info.value.head == head and "neither the task's branch" in str(info.value), info.value
 
 
 @pytest.mark.docker
@@ -159,7 +180,8 @@ def test_an_episode_starts_on_the_bug_without_its_tests_or_history(swesmith_row)
         return obs[0]["content"]
 
     try:
-        env.reset(options={"task": swesmith_row})
+        main = _in_image(swesmith_row["image_name"], "git rev-parse main")
+        env.reset(options={"task": {**swesmith_row, "base_commit": main}})  # a row that names its commit
         out = bash(
             "ls tests; git log --all --oneline | wc -l; git status --short | wc -l; grep -c 'split(\" \")' strtools.py",
             "c1",
@@ -195,7 +217,7 @@ def test_rollgyms_verdict_is_swe_smiths_own(swesmith_row, tmp_path, capsys):
     fake = bugged + "".join(f"\nprint({t + ' PASSED'!r})" for t in F2P) + "\n"
     patches = {"gold": task.patch, "empty": "", "breaks_p2p": _edit(bugged, breaks), "fake_pass": _edit(bugged, fake)}
     expected = {"gold": True, "empty": False, "breaks_p2p": False, "fake_pass": False}
-    instance = {k: v for k, v in swesmith_row.items() if k not in ("base_commit", "image_name")}
+    instance = {k: v for k, v in swesmith_row.items() if k != "image_name"}
     table = []
     for kind, patch in patches.items():
         ours = grade_patch(task, patch)

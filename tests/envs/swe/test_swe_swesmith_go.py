@@ -1,6 +1,7 @@
 """A SWE-smith row of another language, end to end: a Go profile (swesmith 0.0.9's `GoProfile`: `go test -v ./...`,
 its parser, test files found by the `func TestX` that defines each test), on an image shaped as that profile's
-snapshot (rollgym's Go task repository, built offline with Debian's golang). The agent starts on the bug with the
+snapshot (rollgym's Go task repository, built offline with Debian's golang, as the upstream; then laid out as
+SWE-smith lays out its images: support/swesmith.py). The agent starts on the bug with the
 file that defines the FAIL_TO_PASS tests removed; the gold patch resolves; and rollgym's verdict equals SWE-smith's
 own harness's on gold, empty, a fix that breaks a PASS_TO_PASS test, and fake pass lines."""
 
@@ -8,9 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-import shlex
 
-import docker
 import gymnasium
 import pytest
 
@@ -22,7 +21,6 @@ from rollgym.envs.swe.task_folders import read_task_folders
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 GO_TASK = TASKS_DIR / "swebench" / "tasks" / "rollgym__go-strutil-1"
 PROFILE = "gosuri__uiprogress.484b9f69"  # a real Go profile (swesmith 0.0.9); the image stands in for its snapshot
-COMMIT = "git -c user.name=smith -c user.email=smith@rollgym.invalid commit -q"
 F2P = ["TestTruncate", "TestTruncate/longer", "TestTruncateWithSuffix", "TestTruncateWithSuffix/cut"]
 P2P = ["TestPadLeft", "TestToSnake", "TestLines"]
 SOURCE = (GO_TASK / "src" / "truncate.go").read_text()
@@ -58,24 +56,15 @@ def _row(**extra) -> dict:
 
 @pytest.fixture(scope="module")
 def go_row() -> dict:
+    """A row in SWE-smith's own schema (no base_commit) on its image laid out as SWE-smith lays it out, from rollgym's
+    Go task image as the upstream (support/swesmith.py)."""
+    from support.swesmith import mirror_image
+
     from rollgym.envs.swe.images import ensure_task_image
 
-    image = ensure_task_image(parse_task(read_task_folders(GO_TASK)[0]), log=lambda _m: None)
-    client = docker.from_env()
-    row = _row()
-    branch = (  # SWE-smith's task branch: the bug, then the FAIL_TO_PASS tests' file removed
-        f"git checkout -q -b {row['instance_id']} && printf '%s' {shlex.quote(row['patch'])} | git apply - "
-        f"&& git add -A && {COMMIT} -m 'Bug Patch' && git rm -q truncate_test.go && {COMMIT} -m 'Remove F2P Tests' "
-        "&& git checkout -q - && git rev-parse HEAD"
-    )
-    box = client.containers.run(image, ["sh", "-c", branch], working_dir="/testbed", network_mode="none", detach=True)
-    try:
-        assert box.wait(timeout=120)["StatusCode"] == 0, box.logs().decode()
-        head = box.logs().decode().strip().splitlines()[-1]
-        box.commit(repository=row["image_name"].split(":")[0], tag="latest")
-    finally:
-        box.remove(force=True)
-    return _row(base_commit=head)  # the snapshot's commit (a real row takes the profile's)
+    upstream = ensure_task_image(parse_task(read_task_folders(GO_TASK)[0]), log=lambda _m: None)
+    mirror_image(upstream, _row(), ["truncate_test.go"])
+    return _row()
 
 
 def test_a_go_row_reads_its_profile():
@@ -129,7 +118,7 @@ def test_rollgyms_verdict_on_a_go_row_is_swe_smiths_own(go_row, tmp_path, capsys
         if path.is_file():
             (mirror / path.relative_to(GO_TASK / "src")).parent.mkdir(parents=True, exist_ok=True)
             (mirror / path.relative_to(GO_TASK / "src")).write_bytes(path.read_bytes())
-    instance = {k: v for k, v in go_row.items() if k not in ("base_commit", "image_name")}
+    instance = {k: v for k, v in go_row.items() if k != "image_name"}
     lines = []
     for kind, patch in patches.items():
         ours = grade_patch(task, patch)
