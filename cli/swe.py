@@ -65,8 +65,13 @@ def interruptible(job) -> int:
 
 def run_validate(source: str, workers: int, only: list[str] | None, as_json: bool) -> int:
     """`rollgym validate`: 0 all valid; 1 some task invalid; 3 some task could not be run (and none invalid)."""
+    from rollgym.envs.harbor.task import is_harbor_source
     from rollgym.envs.swe.validate import validate_tasks
 
+    if is_harbor_source(source):  # Harbor task folders: their solution must score 1, nothing below 1
+        from rollgym.cli.harbor import run_validate_harbor
+
+        return run_validate_harbor(source, workers, only, as_json)
     need_docker()
     rows = load_swe_tasks(source, only)
 
@@ -157,12 +162,15 @@ task_app = typer.Typer(help="Authoring SWE tasks", no_args_is_help=True)
 
 
 def validate(
-    tasks: str = typer.Argument("bundled", help="a JSONL file of SWE task rows, or 'bundled'"),
+    tasks: str = typer.Argument(
+        "bundled", help="a JSONL file of SWE task rows, 'bundled', or a Harbor task folder (or a folder of them)"
+    ),
     workers: int = typer.Option(2, "--workers", "-j", help="tasks validated in parallel"),
     only: list[str] = typer.Option(None, "--only", help="instance ids to validate"),
     as_json: bool = typer.Option(False, "--json", help="one JSON object per task instead of the table"),
 ) -> None:
-    """Check SWE tasks: the gold patch must resolve each one and the empty patch must not. Exit 0: all valid;
+    """Check SWE tasks: the gold patch must resolve each one and the empty patch must not (Harbor task folders:
+    solution/solve.sh must score 1 and doing nothing below 1). Exit 0: all valid;
     1: a task is invalid; 3: a task could not be run (image build, Docker, missing sdist) and none is invalid;
     2: usage error or no Docker engine; 130/143: Ctrl-C/SIGTERM, with every container it started removed."""
     raise typer.Exit(run_validate(tasks, workers, only, as_json))

@@ -1,0 +1,113 @@
+"""`rollgym validate` on Harbor task folders: `solution/solve.sh` must score 1 and doing nothing must score below 1,
+each in a fresh sandbox of the task's image, with the SWE tasks' verdicts (valid, invalid, cannot_run)."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from pydantic import BaseModel, computed_field
+
+from rollgym.envs.core.errors import InvalidTaskError
+from rollgym.envs.core.tasks import task_id_of
+from rollgym.envs.harbor.images import ensure_harbor_image
+from rollgym.envs.harbor.sandbox_config import image_workdir, task_sandbox
+from rollgym.envs.harbor.task import HarborTask, parse_harbor_task
+from rollgym.envs.harbor.verifier import HarborGrade, verify
+from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxError
+from rollgym.envs.swe.validate import Verdict, one_line
+
+SOLUTION_DIR = "/solution"
+
+
+class HarborValidationRow(BaseModel):
+    """One task's verdict (`rollgym validate --json` prints one per line, as for SWE tasks)."""
+
+    instance_id: str
+    gold: HarborGrade | None = None  # after solution/solve.sh; None: not verified (see setup_error)
+    empty: HarborGrade | None = None  # with nothing done
+    setup_error: str | None = None
+    setup_invalid: bool = False  # that error is the task folder's own (refused or malformed), not the infrastructure's
+
+    @computed_field
+    @property
+    def verdict(self) -> Verdict:
+        """valid; invalid (the task is wrong: fix it); cannot_run (it could not be checked: image, Docker)."""
+        return _verdict(self)[0]
+
+    @computed_field
+    @property
+    def problem(self) -> str:
+        """What is wrong, in one line ("" when valid)."""
+        return _verdict(self)[1]
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "valid"
+
+
+def _verdict(row: HarborValidationRow) -> tuple[Verdict, str]:
+    if row.setup_error is not None:
+        return ("invalid" if row.setup_invalid else "cannot_run"), row.setup_error
+    gold, empty = row.gold, row.empty
+    assert gold is not None and empty is not None
+    for what, grade in (("the solution", gold), ("doing nothing", empty)):
+        if grade.status == "task_error":
+            return "invalid", f"{what} could not be verified (task_error: {one_line(grade.error or '')})"
+        if grade.status != "graded":
+            return "cannot_run", f"{what} could not be verified ({grade.status}: {one_line(grade.error or '')})"
+    if gold.reward != 1.0:
+        return "invalid", f"the solution scores {gold.reward:g}, not 1 (tests/test.sh: {one_line(gold.log_tail)})"
+    if empty.reward is not None and empty.reward >= 1.0:
+        return "invalid", f"doing nothing scores {empty.reward:g}: the tests pass without the solution"
+    return "valid", ""
+
+
+def run_solution(sandbox: DockerSandbox, task: HarborTask) -> str | None:
+    """Copy solution/ to /solution and run solve.sh (as Harbor's oracle agent does); why it could not, if so."""
+    if not (task.solution_dir / "solve.sh").is_file():
+        return "solution/solve.sh is missing"
+    sandbox.upload_dir(str(task.solution_dir), SOLUTION_DIR)
+    timeout = task.config.agent.timeout_sec or 1800.0
+    env = {k: str(v) for k, v in (task.config.solution.get("env") or {}).items()} or None
+    res = sandbox.exec(f"chmod +x {SOLUTION_DIR}/solve.sh && {SOLUTION_DIR}/solve.sh", timeout=timeout, env=env)
+    return f"solution/solve.sh ran over {timeout:g}s" if res.timed_out else None
+
+
+def verify_fresh(task: HarborTask, image: str, workdir: str, solve: bool) -> HarborGrade:
+    """Verify a fresh sandbox of the task, after its solution (`solve`) or after nothing."""
+    start = time.monotonic()
+    with DockerSandbox(SandboxConfig(**{"image": image, "workdir": workdir, **task_sandbox(task)})) as sandbox:
+        failed = run_solution(sandbox, task) if solve else None
+        if failed is not None:
+            why = "timeout" if "ran over" in failed else "task_error"
+            return HarborGrade(task_id=task.task_id, status=why, error=failed, duration_s=time.monotonic() - start)
+        return verify(sandbox, task)
+
+
+def validate_harbor_task(task: HarborTask, log=lambda _m: None) -> HarborValidationRow:
+    """The task's image (built or found), then its solution and nothing, each verified in a fresh sandbox."""
+    row = HarborValidationRow(instance_id=task.task_id)
+    try:
+        image = ensure_harbor_image(task, log)
+        workdir = task.config.environment.workdir or image_workdir(image)
+        gold = verify_fresh(task, image, workdir, solve=True)
+        empty = verify_fresh(task, image, workdir, solve=False)
+    except (SandboxError, OSError) as exc:
+        return row.model_copy(update={"setup_error": one_line(f"{type(exc).__name__}: {exc}")})
+    return row.model_copy(update={"gold": gold, "empty": empty})
+
+
+def validate_harbor_row(row: dict, log=lambda _m: None) -> HarborValidationRow:
+    """One row's verdict: a folder rollgym refuses or cannot read is `invalid`, saying why."""
+    try:
+        task = parse_harbor_task(row)
+    except InvalidTaskError as exc:
+        return HarborValidationRow(instance_id=task_id_of(row), setup_error=str(exc), setup_invalid=True)
+    return validate_harbor_task(task, log)
+
+
+def validate_harbor_tasks(rows: list[dict], workers: int = 2, log=lambda _m: None) -> list[HarborValidationRow]:
+    """Validate task rows, `workers` at a time, in their order."""
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="rollgym-validate") as pool:
+        return list(pool.map(lambda r: validate_harbor_row(r, log), rows))
