@@ -1,0 +1,143 @@
+"""Harbor task folders through rollgym, for real: validated by the CLI (solution 1, nothing below 1), solved through
+the tool loop by a scripted model, sampled by the real small model (recorded token-exact, graded); a model that writes
+its own reward gets 0; the agent's shell sees neither tests/ nor solution/; faulty tasks fail alone, by category."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+from pathlib import Path
+
+import docker
+import pytest
+from typer.testing import CliRunner
+
+import rollgym as rg
+from rollgym.cli import app
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.limits import Limits
+from rollgym.rollouts.batch import run_rollouts
+from rollgym.rollouts.output import read_rollouts
+from rollgym.rollouts.policy import Policy
+
+pytestmark = [pytest.mark.docker]
+
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+TASKS = FIXTURES / "harbor"
+PREBUILT = "rollgym-tests/harbor-prebuilt:v1"
+
+
+@pytest.fixture(scope="module")
+def harbor_images(base_image):
+    """rollgym's base image as `rollgym/base:latest` (what the fixtures' Dockerfiles start FROM) and the prebuilt
+    image `partial-credit` names, built once per module."""
+    client = docker.from_env()
+    client.images.get(base_image).tag("rollgym/base", "latest")
+    client.images.build(path=str(FIXTURES / "harbor-images" / "prebuilt"), tag=PREBUILT, rm=True, network_mode="none")
+    return TASKS
+
+
+def _row(task: str) -> dict:
+    (row,) = rg.load_tasks("rollgym/Harbor-v0", str(TASKS / task))
+    return row
+
+
+def _scripted(tool_tok, *steps: list[int]) -> ScriptedEngine:
+    """A model that plays `steps` in order within each episode (the turn is told from the assistant turns in the prompt)."""
+    return ScriptedEngine(
+        lambda p, s: steps[min(tool_tok.decode(list(p)).count("<|im_start|>assistant") - 1, len(steps) - 1)]
+    )
+
+
+def _run(task_rows: list[dict], engine, tool_tok, n: int = 1, max_turns: int = 4):
+    policy = Policy(engine=engine, tokenizer=tool_tok)
+    return asyncio.run(
+        run_rollouts("rollgym/Harbor-v0", task_rows, policy, n=n, concurrency=4, limits=Limits(max_turns=max_turns))
+    )
+
+
+def test_validate_both_task_folders_by_path(harbor_images):
+    done = CliRunner().invoke(app, ["validate", str(harbor_images), "--json"])
+    assert done.exit_code == 0, done.output
+    rows = {r["instance_id"]: r for r in map(json.loads, re.findall(r"^\{.*\}$", done.output, re.M))}
+    assert {k: r["verdict"] for k, r in rows.items()} == {"partial-credit": "valid", "write-greeting": "valid"}
+    assert rows["partial-credit"]["gold"]["components"] == {"reward": 1.0, "add": 1.0, "mul": 1.0}
+    assert rows["partial-credit"]["empty"]["reward"] == 0.0 and rows["write-greeting"]["empty"]["reward"] == 0.0
+
+
+def test_a_task_whose_tests_pass_without_the_solution_is_invalid(harbor_images, tmp_path):
+    folder = Path(shutil.copytree(TASKS / "write-greeting", tmp_path / "always-passes"))
+    (folder / "tests" / "test.sh").write_text("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")
+    done = CliRunner().invoke(app, ["validate", str(folder), "--json"])
+    assert done.exit_code == 1, done.output
+    assert "doing nothing scores 1" in done.output
+
+
+def test_scripted_model_solves_both_tasks_through_the_tool_loop(harbor_images, tool_tok, say):
+    greet = _scripted(tool_tok, say.call("bash", command="echo 'hello harbor' > greeting.txt"), say.call("submit"))
+    [greeting] = _run([_row("write-greeting")], greet, tool_tok)
+    assert greeting.error is None and greeting.reward == 1.0, greeting.error
+    fix = "sed -i 's/return a - b/return a + b/' calc.py"  # half the task: `add` only
+    [half] = _run(
+        [_row("partial-credit")], _scripted(tool_tok, say.call("bash", command=fix), say.call("submit")), tool_tok
+    )
+    assert half.error is None and half.reward == 0.5
+    assert half.reward_components == {"reward": 0.5, "add": 1.0, "mul": 0.0}
+
+
+def test_a_model_that_writes_its_own_reward_gets_nothing_and_cannot_see_the_tests(harbor_images, tool_tok, say):
+    peek = "ls /tests /solution; mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt; echo '{\"reward\": 1}' > /logs/verifier/reward.json"
+    [hack] = _run(
+        [_row("write-greeting")], _scripted(tool_tok, say.call("bash", command=peek), say.call("submit")), tool_tok
+    )
+    assert hack.error is None and hack.reward == 0.0, hack.error
+    seen = hack.turns[0].tool_calls[0].result
+    assert "/tests': No such file" in seen and "/solution': No such file" in seen, seen
+
+
+def test_faulty_tasks_fail_alone_each_with_its_category(harbor_images, tmp_path, tool_tok, say):
+    root = tmp_path / "faults"
+    for name in ("empty-reward", "missing-base", "verifier-timeout"):
+        shutil.copytree(TASKS / "write-greeting", root / name)
+    shutil.copytree(TASKS / "write-greeting", root / "write-greeting")
+    (root / "empty-reward" / "tests" / "test.sh").write_text("#!/bin/bash\n: > /logs/verifier/reward.txt\n")
+    (root / "missing-base" / "environment" / "Dockerfile").write_text("FROM rollgym-tests/no-such-base:v1\n")
+    (root / "verifier-timeout" / "tests" / "test.sh").write_text("#!/bin/bash\nsleep 60\n")
+    toml = root / "verifier-timeout" / "task.toml"
+    toml.write_text(toml.read_text().replace("timeout_sec = 60.0", "timeout_sec = 2.0"))
+    rows = rg.load_tasks("rollgym/Harbor-v0", str(root))
+    rollouts = {r.task_id: r for r in _run(rows, ScriptedEngine(lambda p, s: say.call("submit")), tool_tok)}
+    empty, missing, slow, good = (
+        rollouts[k] for k in ("empty-reward", "missing-base", "verifier-timeout", "write-greeting")
+    )
+    assert (empty.error.category, empty.error.type) == ("environment", "RewardFileError")
+    assert "reward.txt is empty" in empty.error.message
+    assert (missing.error.category, missing.error.type) == ("sandbox", "ImageMissingError") and not missing.turns
+    assert "rollgym-tests/no-such-base:v1" in missing.error.message
+    assert (slow.error.category, slow.error.type) == (
+        "timeout",
+        "VerifierTimeoutError",
+    ) and "over 2s" in slow.error.message
+    assert good.error is None and good.reward == 0.0  # submitted nothing: graded, 0
+
+
+def test_real_small_model_through_generate_is_recorded_token_exact_and_graded(harbor_images, tmp_path):
+    out = tmp_path / "run"
+    args = [
+        "generate",
+        "--env",
+        "rollgym/Harbor-v0",
+        "--tasks",
+        str(TASKS / "write-greeting"),
+        "--model",
+        "smollm2-135m",
+    ]
+    done = CliRunner().invoke(app, [*args, "--n", "1", "--max-turns", "1", "--max-tokens", "16", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    [r] = list(read_rollouts(out / "rollouts.jsonl"))
+    assert r.error is None and r.reward == 0.0 and r.token_exact, r.error  # it does not solve it, and it is graded
+    view = r.token_view()
+    assert len(view["completion_ids"]) == len(view["logprobs"]) == len(view["env_mask"]) > 0
+    assert all(lp <= 0.0 for lp, m in zip(view["logprobs"], view["env_mask"], strict=True) if m)
