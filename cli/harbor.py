@@ -10,14 +10,14 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from rollgym.envs.harbor.validate import HarborValidationRow
+    from rollgym.envs.harbor.oracle import HarborValidationRow
 
 
 def run_validate_harbor(source: str, workers: int, only: list[str] | None, as_json: bool) -> int:
     """Validate the Harbor task folders at `source`: 0 all valid; 1 some invalid; 3 some could not be run."""
     from rollgym.cli.swe import CANNOT_RUN, INVALID, USAGE, VALID, interruptible, need_docker
-    from rollgym.envs.harbor.task import harbor_rows
-    from rollgym.envs.harbor.validate import validate_harbor_tasks
+    from rollgym.envs.harbor.folders import harbor_rows
+    from rollgym.envs.harbor.oracle import validate_harbor_tasks
 
     need_docker()
     rows = harbor_rows(source) or []

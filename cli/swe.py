@@ -65,7 +65,7 @@ def interruptible(job) -> int:
 
 def run_validate(source: str, workers: int, only: list[str] | None, as_json: bool) -> int:
     """`rollgym validate`: 0 all valid; 1 some task invalid; 3 some task could not be run (and none invalid)."""
-    from rollgym.envs.harbor.task import is_harbor_source
+    from rollgym.envs.harbor.folders import is_harbor_source
     from rollgym.envs.swe.validate import validate_tasks
 
     if is_harbor_source(source):  # Harbor task folders: their solution must score 1, nothing below 1

@@ -13,9 +13,9 @@ from rollgym.envs.core.agent_sandbox import AgentWorkspace
 from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.harbor.errors import RewardFileError, VerifierInfraError, VerifierTimeoutError
+from rollgym.envs.harbor.folders import HarborTask, parse_harbor_task
 from rollgym.envs.harbor.images import ensure_harbor_image
 from rollgym.envs.harbor.sandbox_config import image_workdir, task_sandbox
-from rollgym.envs.harbor.task import HarborTask, parse_harbor_task
 from rollgym.envs.harbor.verifier import HarborGrade, verify
 from rollgym.envs.sandbox import SandboxConfig, SandboxError, start_sandbox
 from rollgym.envs.sandbox.hosts import home_client
@@ -100,16 +100,23 @@ class HarborEnv(SWEEnv):
         ]
         return messages, {"task_id": t.task_id, "image": image}
 
+    @tool
     def bash(self, command: str, timeout: int | None = None) -> str:
+        """Run a shell command in the task's container (a fresh `sh -c` each time; output is capped).
+
+        Args:
+            command: the command line to run
+            timeout: seconds before the command and all its children are killed (default 180)
+        """
         left = self._time_left()
         if left is not None and left <= 0:
             self.finish("timeout")
             return TIME_UP
         cap = timeout or self.bash_timeout_s
-        return super().bash(command, timeout=int(max(1, min(cap, left))) if left is not None else timeout)
-
-    bash.__doc__ = SWEEnv.bash.__doc__  # the SWE tool, within the task's time limit
-    bash = tool(bash)
+        run = SWEEnv.bash  # pyright: ignore[reportAttributeAccessIssue]  # `tool` returns the method it marks; its union return type hides that
+        return run(
+            self, command, timeout=int(max(1, min(cap, left))) if left is not None else timeout
+        )  # the SWE tool, within the task's time limit
 
     def _time_left(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
@@ -134,7 +141,7 @@ class HarborEnv(SWEEnv):
         assert task is not None  # setup() read it; the reward is computed only for an episode it began
         if self.toolset.fatal is not None or sandbox is None:
             why = f"{type(self.toolset.fatal).__name__}: {self.toolset.fatal}" if self.toolset.fatal else "no sandbox"
-            self.grade = HarborGrade(task_id=task.task_id, status="infra_error", error=why)  # pyright: ignore[reportAttributeAccessIssue]
+            self.grade = HarborGrade(task_id=task.task_id, status="infra_error", error=why)  # pyright: ignore[reportAttributeAccessIssue]  # info["grade"]: the verifier's outcome
             raise VerifierInfraError(f"{task.task_id} was not verified: {why}")
         if not self.grade_on_end:
             await self.teardown()

@@ -11,7 +11,7 @@ import docker
 import docker.errors
 import requests
 
-from rollgym.envs.harbor.task import HarborTask
+from rollgym.envs.harbor.folders import HarborTask
 from rollgym.envs.sandbox.daemon import docker_client
 from rollgym.envs.sandbox.errors import ImageError, ImageMissingError
 from rollgym.envs.sandbox.images import context_hash, ensure_image, image_exists
@@ -83,7 +83,13 @@ def _build(task: HarborTask, name: str, log: Log, client: docker.DockerClient) -
     log(f"[image] building {name} from {task.environment_dir}")
     try:
         for chunk in client.api.build(
-            path=str(task.environment_dir), tag=name, rm=True, forcerm=True, pull=False, decode=True, timeout=timeout
+            path=str(task.environment_dir),
+            tag=name,
+            rm=True,
+            forcerm=True,
+            pull=False,
+            decode=True,
+            timeout=int(timeout),
         ):
             if "error" in chunk:
                 raise ImageError(f"{task.task_id}: building {name} failed: {str(chunk['error']).strip()}")

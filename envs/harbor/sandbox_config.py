@@ -6,7 +6,7 @@ from typing import Any
 
 import docker
 
-from rollgym.envs.harbor.task import HarborTask
+from rollgym.envs.harbor.folders import HarborTask
 from rollgym.envs.sandbox.daemon import docker_client
 
 

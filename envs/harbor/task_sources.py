@@ -8,6 +8,6 @@ from typing import Any
 
 def read_harbor_tasks(source: str | os.PathLike) -> list[dict[str, Any]] | None:
     """The rows of a Harbor task folder or dataset folder, or None (not Harbor's: another reader's to read)."""
-    from rollgym.envs.harbor.task import harbor_rows
+    from rollgym.envs.harbor.folders import harbor_rows
 
     return harbor_rows(source)

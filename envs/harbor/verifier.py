@@ -10,8 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rollgym.envs.harbor.errors import RewardFileError
+from rollgym.envs.harbor.folders import HarborTask
 from rollgym.envs.harbor.rewards import REWARD_JSON, REWARD_TXT, VERIFIER_DIR, parse_reward_json, parse_reward_txt
-from rollgym.envs.harbor.task import HarborTask
 from rollgym.envs.sandbox import DockerSandbox, SandboxError
 from rollgym.envs.sandbox.errors import DirectoryInSandboxError, FileNotInSandboxError
 

@@ -10,9 +10,9 @@ from pydantic import BaseModel, computed_field
 
 from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.core.tasks import task_id_of
+from rollgym.envs.harbor.folders import HarborTask, parse_harbor_task
 from rollgym.envs.harbor.images import ensure_harbor_image
 from rollgym.envs.harbor.sandbox_config import image_workdir, task_sandbox
-from rollgym.envs.harbor.task import HarborTask, parse_harbor_task
 from rollgym.envs.harbor.verifier import HarborGrade, verify
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxError
 from rollgym.envs.swe.validate import Verdict, one_line

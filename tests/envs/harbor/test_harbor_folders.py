@@ -13,9 +13,9 @@ import pytest
 import rollgym as rg
 from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.harbor.errors import UnsupportedTaskError
+from rollgym.envs.harbor.folders import read_task
 from rollgym.envs.harbor.images import base_images
 from rollgym.envs.harbor.sandbox_config import task_sandbox
-from rollgym.envs.harbor.task import read_task
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "harbor"
 
