@@ -130,7 +130,8 @@ class HarborEnv(SWEEnv):
     def agent_workspace(self) -> AgentWorkspace:
         task, sandbox = self.harbor_task, self.sandbox
         assert task is not None and sandbox is not None  # setup() made both
-        return AgentWorkspace(workdir=sandbox.config.workdir, instructions=task.instruction, task=task)
+        # no task object: agents read an SWE task's patch from it, and a Harbor task has none
+        return AgentWorkspace(workdir=sandbox.config.workdir, instructions=task.instruction, task=None)
 
     async def agent_outcome(self) -> dict[str, Any]:
         """What the verifier said of the agent's work (a Harbor task leaves no diff)."""

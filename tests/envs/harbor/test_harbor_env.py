@@ -141,3 +141,23 @@ def test_real_small_model_through_generate_is_recorded_token_exact_and_graded(ha
     view = r.token_view()
     assert len(view["completion_ids"]) == len(view["logprobs"]) == len(view["env_mask"]) > 0
     assert all(lp <= 0.0 for lp, m in zip(view["logprobs"], view["env_mask"], strict=True) if m)
+
+
+def test_an_agent_inside_the_sandbox_solves_a_harbor_task(harbor_images, tool_tok, tmp_path):
+    """The agents machinery is not tied to the SWE environment: a script agent runs in the Harbor task's container,
+    its model call recorded through the proxy, and Harbor's verifier grades what it left."""
+    from support.agent import ScriptAgent
+
+    from rollgym.engines.transformers_engine import TransformersEngine
+
+    script = (
+        "print('model said:', ask(sys.argv[1][:200], 4))\nopen('/app/greeting.txt', 'w').write('hello harbor\\n')\n"
+    )
+    policy = rg.Policy(engine=TransformersEngine("smollm2-135m"), tokenizer=tool_tok)
+    rows = [_row("write-greeting")]
+    summary = rg.run_agents(
+        ScriptAgent("import sys\n" + script, timeout_s=120), rows, policy, out=tmp_path / "run", env="rollgym/Harbor-v0"
+    )
+    (rollout,) = rg.read_rollouts(tmp_path / "run" / "rollouts.jsonl")
+    assert summary.rollouts == 1 and rollout.error is None, rollout.error
+    assert rollout.token_exact and len(rollout.turns) == 1 and rollout.reward == 1.0, rollout.reward_components
