@@ -1,7 +1,7 @@
 """rollgym.envs: gymnasium environments for LLM agents, tools, and Docker sandboxes.
 
 `import rollgym.envs` registers the built-in environments with gymnasium (`rollgym/Calculator-v0`,
-`rollgym/SWE-v0`, `rollgym/Harbor-v0`); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and makes in one go.
+`rollgym/SWE-v0`, `rollgym/Harbor-v0`, `rollgym/ToolDB-v0`); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and makes in one go.
 Imports nothing else of rollgym's (not tokenization, not rollouts) but `rollgym.errors`, the error tree's root.
 """
 
@@ -30,10 +30,12 @@ from rollgym.envs.core.task_sources import register_task_reader, register_task_s
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
 register_env("rollgym/SWE-v0", "rollgym.envs.swe.env:SWEEnv")
 register_env("rollgym/Harbor-v0", "rollgym.envs.harbor.env:HarborEnv")
+register_env("rollgym/ToolDB-v0", "rollgym.envs.tooldb.env:ToolDBEnv")
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
 register_task_reader("rollgym.envs.harbor.task_sources:read_harbor_tasks")  # a Harbor task folder, or a folder of them
+register_task_reader("rollgym.envs.tooldb.task_sources:read_tooldb_tasks")  # tools.py + db.json + verify(db) folders
 register_task_reader("rollgym.envs.swe.task_sources:read_swe_tasks")
 register_run_recorder("rollgym.envs.sandbox.record:record_run")
 
