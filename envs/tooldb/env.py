@@ -11,7 +11,7 @@ from rollgym.envs.core import Env, InvalidTaskError, tool
 from rollgym.envs.core.errors import InvalidRewardError
 from rollgym.envs.core.spaces import action_space
 from rollgym.envs.core.tools import ToolSet
-from rollgym.envs.tooldb.folders import ToolDBTask, read_tooldb_task
+from rollgym.envs.tooldb.db_tasks import ToolDBTask, read_tooldb_task
 from rollgym.errors import UsageError
 
 SYSTEM_PROMPT = "Do the user's task with the tools. Call `submit` when you are done."

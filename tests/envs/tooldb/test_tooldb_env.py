@@ -12,7 +12,7 @@ import pytest
 import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.core.errors import InvalidTaskError
-from rollgym.envs.tooldb.folders import read_tooldb_task
+from rollgym.envs.tooldb.db_tasks import read_tooldb_task
 from rollgym.limits import Limits
 from rollgym.rollouts.batch import run_rollouts
 from rollgym.rollouts.policy import Policy
