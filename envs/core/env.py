@@ -34,7 +34,9 @@ class StepInfo(TypedDict, total=False):
     turn: int  # 1-based index of this step in the episode
     tool_calls: list[ToolCallRecord]  # one record per call, in order
     reward_components: dict[str, float]  # named parts of the terminal reward (empty until the episode ends)
-    finish_reason: str  # why the episode ended: submitted | text_reply | error | max_turns
+    finish_reason: (
+        str  # why the episode ended: submitted | text_reply | error | max_turns | the reason a tool gave `finish`
+    )
     error: BaseException  # the failure that ended the episode (e.g. a dead sandbox), as the exception itself
 
 
@@ -195,7 +197,7 @@ class Env(gymnasium.Env):
         if self.toolset.fatal is not None:
             info["error"] = _in_phase(self.toolset.fatal, "tool")
             self._finish_reason = "error"
-        terminated = terminated or self._finish_reason in ("submitted", "text_reply", "error")
+        terminated = terminated or self._finish_reason is not None  # submitted, text_reply, error, or a tool's own
         truncated = not terminated and self.max_turns is not None and self.turn >= self.max_turns
         reward = 0.0
         if terminated or truncated:

@@ -110,7 +110,7 @@ class HarborEnv(SWEEnv):
         """
         left = self._time_left()
         if left is not None and left <= 0:
-            self.finish("timeout")
+            self.finish("time_limit")
             return TIME_UP
         cap = timeout or self.bash_timeout_s
         run = SWEEnv.bash  # pyright: ignore[reportAttributeAccessIssue]  # `tool` returns the method it marks; its union return type hides that

@@ -161,3 +161,18 @@ def test_an_agent_inside_the_sandbox_solves_a_harbor_task(harbor_images, tool_to
     (rollout,) = rg.read_rollouts(tmp_path / "run" / "rollouts.jsonl")
     assert summary.rollouts == 1 and rollout.error is None, rollout.error
     assert rollout.token_exact and len(rollout.turns) == 1 and rollout.reward == 1.0, rollout.reward_components
+
+
+def test_the_agents_time_limit_ends_the_episode_and_it_is_graded(harbor_images, tmp_path, tool_tok, say):
+    folder = Path(shutil.copytree(TASKS / "write-greeting", tmp_path / "short-limit"))
+    toml = folder / "task.toml"
+    toml.write_text(toml.read_text().replace("timeout_sec = 120.0", "timeout_sec = 1.0"))
+    rows = rg.load_tasks("rollgym/Harbor-v0", str(folder))
+    slow = _scripted(
+        tool_tok,
+        say.call("bash", command="sleep 5; echo late"),
+        say.call("bash", command="echo hello harbor > greeting.txt"),
+    )
+    [r] = _run(rows, slow, tool_tok, max_turns=6)
+    assert r.error is None and r.reward == 0.0 and len(r.turns) == 2, r.error
+    assert "timed out" in r.turns[0].tool_calls[0].result and "time limit" in r.turns[1].tool_calls[0].result
