@@ -1,4 +1,5 @@
-"""`rollgym validate PATH` on Harbor task folders: the same verdicts, exit codes and `--json` as for SWE tasks."""
+"""`rollgym validate PATH` on Harbor task folders (the same verdicts, exit codes and `--json` as for SWE tasks), and
+`rollgym images build PATH`: their images built ahead of a run."""
 
 from __future__ import annotations
 
@@ -55,3 +56,23 @@ def harbor_table(results: list[HarborValidationRow]) -> Table:
         shown = [f"{g.status} {g.reward:g}" if g.reward is not None else g.status for g in (r.gold, r.empty)]
         table.add_row(r.instance_id, *shown, f"{r.gold.duration_s + r.empty.duration_s:.1f}", verdict)
     return table
+
+
+def build_harbor_images(source: str) -> int:
+    """Build (or find, or pull) each task's image, one line per task as it goes: 0 all there, 3 one could not be."""
+    from rollgym.cli.swe import CANNOT_RUN, VALID, need_docker
+    from rollgym.envs.harbor.folders import harbor_rows, parse_harbor_task
+    from rollgym.envs.harbor.images import ensure_harbor_image
+    from rollgym.errors import RollgymError
+
+    need_docker()
+    rows = harbor_rows(source) or []
+    failed = 0
+    for i, row in enumerate(rows, 1):
+        try:
+            image = ensure_harbor_image(parse_harbor_task(row), log=lambda m: typer.echo(m, err=True))
+            typer.echo(f"[{i}/{len(rows)}] {row['task_id']}: {image}")
+        except RollgymError as exc:
+            failed += 1
+            typer.echo(f"[{i}/{len(rows)}] {row['task_id']}: FAILED: {exc}")
+    return CANNOT_RUN if failed else VALID

@@ -85,10 +85,20 @@ def sandbox_list(docker_host: list[str] | None = typer.Option(None, "--docker-ho
 
 @image_app.command("build")
 def image_build(
-    context: str = typer.Argument(..., help="a directory with a Dockerfile"),
-    repo: str = typer.Option(..., "--repo", help="image name; the tag is the context's content hash"),
+    context: str = typer.Argument(..., help="a directory with a Dockerfile, or Harbor task folders"),
+    repo: str | None = typer.Option(None, "--repo", help="image name; the tag is the context's content hash"),
 ) -> None:
-    """Build an image from a Dockerfile context, tagged (and cached) by the context's content hash."""
+    """Build an image from a Dockerfile context, tagged (and cached) by the context's content hash; or every image of
+    a Harbor task folder (or a folder of them), ahead of a run: exit 3 when one cannot be built or had."""
+    from rollgym.envs.harbor.folders import is_harbor_source
+
+    if is_harbor_source(context):
+        from rollgym.cli.harbor import build_harbor_images
+
+        raise typer.Exit(build_harbor_images(context))
+    if repo is None:
+        typer.echo("error: --repo is required to build a Dockerfile context", err=True)
+        raise typer.Exit(2)
     from rollgym.envs.sandbox import build_image
 
     typer.echo(build_image(context, repo, log=typer.echo))

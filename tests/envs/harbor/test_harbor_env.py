@@ -176,3 +176,15 @@ def test_the_agents_time_limit_ends_the_episode_and_it_is_graded(harbor_images, 
     [r] = _run(rows, slow, tool_tok, max_turns=6)
     assert r.error is None and r.reward == 0.0 and len(r.turns) == 2, r.error
     assert "timed out" in r.turns[0].tool_calls[0].result and "time limit" in r.turns[1].tool_calls[0].result
+
+
+def test_images_build_builds_a_datasets_images_ahead_and_names_a_missing_base(harbor_images, tmp_path):
+    root = Path(shutil.copytree(TASKS, tmp_path / "tasks"))
+    built = CliRunner().invoke(app, ["images", "build", str(root)])
+    assert built.exit_code == 0, built.output
+    assert (
+        f"[1/2] partial-credit: {PREBUILT}" in built.output and "[2/2] write-greeting: rollgym-harbor/" in built.output
+    )
+    (root / "write-greeting" / "environment" / "Dockerfile").write_text("FROM rollgym-tests/no-such-base:v1\n")
+    missing = CliRunner().invoke(app, ["images", "build", str(root)])
+    assert missing.exit_code == 3 and "FAILED" in missing.output and "rollgym-tests/no-such-base:v1" in missing.output
