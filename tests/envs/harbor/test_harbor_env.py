@@ -77,8 +77,8 @@ def test_a_task_whose_tests_pass_without_the_solution_is_invalid(harbor_images, 
 
 def test_scripted_model_solves_both_tasks_through_the_tool_loop(harbor_images, tool_tok, say):
     greet = _scripted(tool_tok, say.call("bash", command="echo 'hello harbor' > greeting.txt"), say.call("submit"))
-    [greeting] = _run([_row("write-greeting")], greet, tool_tok)
-    assert greeting.error is None and greeting.reward == 1.0, greeting.error
+    group = _run([_row("write-greeting")], greet, tool_tok, n=4)  # a GRPO group: four sandboxes of the one image
+    assert [(r.error, r.reward) for r in group] == [(None, 1.0)] * 4, [r.error for r in group]
     fix = "sed -i 's/return a - b/return a + b/' calc.py"  # half the task: `add` only
     [half] = _run(
         [_row("partial-credit")], _scripted(tool_tok, say.call("bash", command=fix), say.call("submit")), tool_tok
@@ -99,12 +99,13 @@ def test_a_model_that_writes_its_own_reward_gets_nothing_and_cannot_see_the_test
 
 def test_faulty_tasks_fail_alone_each_with_its_category(harbor_images, tmp_path, tool_tok, say):
     root = tmp_path / "faults"
-    for name in ("empty-reward", "missing-base", "verifier-timeout"):
+    for name in ("empty-reward", "missing-base", "verifier-timeout", "build-fails"):
         shutil.copytree(TASKS / "write-greeting", root / name)
     shutil.copytree(TASKS / "write-greeting", root / "write-greeting")
     (root / "empty-reward" / "tests" / "test.sh").write_text("#!/bin/bash\n: > /logs/verifier/reward.txt\n")
     (root / "missing-base" / "environment" / "Dockerfile").write_text("FROM rollgym-tests/no-such-base:v1\n")
     (root / "verifier-timeout" / "tests" / "test.sh").write_text("#!/bin/bash\nsleep 60\n")
+    (root / "build-fails" / "environment" / "Dockerfile").write_text("FROM rollgym/base:latest\nRUN exit 7\n")
     toml = root / "verifier-timeout" / "task.toml"
     toml.write_text(toml.read_text().replace("timeout_sec = 60.0", "timeout_sec = 2.0"))
     rows = rg.load_tasks("rollgym/Harbor-v0", str(root))
@@ -121,6 +122,8 @@ def test_faulty_tasks_fail_alone_each_with_its_category(harbor_images, tmp_path,
         "VerifierTimeoutError",
     ) and "over 2s" in slow.error.message
     assert good.error is None and good.reward == 0.0  # submitted nothing: graded, 0
+    broken = rollouts["build-fails"]
+    assert (broken.error.category, broken.error.type) == ("sandbox", "ImageError") and "exit 7" in broken.error.message
 
 
 def test_real_small_model_through_generate_is_recorded_token_exact_and_graded(harbor_images, tmp_path):
