@@ -5,11 +5,13 @@ images checked first, so a missing one fails that task before any rollout, namin
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
 import docker
 import docker.errors
 import requests
+import urllib3.exceptions
 
 from rollgym.envs.harbor.folders import HarborTask
 from rollgym.envs.sandbox.daemon import docker_client
@@ -77,12 +79,15 @@ def ensure_harbor_image(task: HarborTask, log: Log = print, client: docker.Docke
 
 
 def _build(task: HarborTask, name: str, log: Log, client: docker.DockerClient) -> None:
-    """`docker build environment/` within `[environment] build_timeout_sec`, with the Docker network (as Harbor
-    builds: TB2 Dockerfiles install packages)."""
+    """`docker build environment/` within `[environment] build_timeout_sec` (the build's whole time: over it, the
+    connection is dropped, which stops the daemon's build), with the Docker network (as Harbor builds: TB2 Dockerfiles
+    install packages)."""
     timeout = task.config.environment.build_timeout_sec
     log(f"[image] building {name} from {task.environment_dir}")
+    start = time.monotonic()
+    over = ImageError(f"{task.task_id}: building {name} took over build_timeout_sec={timeout:g}")
     try:
-        for chunk in client.api.build(
+        stream = client.api.build(
             path=str(task.environment_dir),
             tag=name,
             rm=True,
@@ -90,11 +95,15 @@ def _build(task: HarborTask, name: str, log: Log, client: docker.DockerClient) -
             pull=False,
             decode=True,
             timeout=int(timeout),
-        ):
+        )
+        for chunk in stream:
             if "error" in chunk:
                 raise ImageError(f"{task.task_id}: building {name} failed: {str(chunk['error']).strip()}")
-    except requests.exceptions.ReadTimeout as exc:
-        raise ImageError(f"{task.task_id}: building {name} took over build_timeout_sec={timeout:g}") from exc
+            if time.monotonic() - start > timeout:
+                stream.close()
+                raise over
+    except (requests.exceptions.ReadTimeout, urllib3.exceptions.ReadTimeoutError, TimeoutError) as exc:
+        raise over from exc  # no output for that long (while streaming, urllib3's own error)
     except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
         raise ImageError(f"{task.task_id}: building {name} failed: {exc}") from exc
     log(f"[image] built {name}")

@@ -99,13 +99,16 @@ def test_a_model_that_writes_its_own_reward_gets_nothing_and_cannot_see_the_test
 
 def test_faulty_tasks_fail_alone_each_with_its_category(harbor_images, tmp_path, tool_tok, say):
     root = tmp_path / "faults"
-    for name in ("empty-reward", "missing-base", "verifier-timeout", "build-fails"):
+    for name in ("empty-reward", "missing-base", "verifier-timeout", "build-fails", "build-too-slow"):
         shutil.copytree(TASKS / "write-greeting", root / name)
     shutil.copytree(TASKS / "write-greeting", root / "write-greeting")
     (root / "empty-reward" / "tests" / "test.sh").write_text("#!/bin/bash\n: > /logs/verifier/reward.txt\n")
     (root / "missing-base" / "environment" / "Dockerfile").write_text("FROM rollgym-tests/no-such-base:v1\n")
     (root / "verifier-timeout" / "tests" / "test.sh").write_text("#!/bin/bash\nsleep 60\n")
     (root / "build-fails" / "environment" / "Dockerfile").write_text("FROM rollgym/base:latest\nRUN exit 7\n")
+    (root / "build-too-slow" / "environment" / "Dockerfile").write_text("FROM rollgym/base:latest\nRUN sleep 15\n")
+    toml = root / "build-too-slow" / "task.toml"
+    toml.write_text(toml.read_text().replace("build_timeout_sec = 300.0", "build_timeout_sec = 2.0"))
     toml = root / "verifier-timeout" / "task.toml"
     toml.write_text(toml.read_text().replace("timeout_sec = 60.0", "timeout_sec = 2.0"))
     rows = rg.load_tasks("rollgym/Harbor-v0", str(root))
@@ -124,6 +127,8 @@ def test_faulty_tasks_fail_alone_each_with_its_category(harbor_images, tmp_path,
     assert good.error is None and good.reward == 0.0  # submitted nothing: graded, 0
     broken = rollouts["build-fails"]
     assert (broken.error.category, broken.error.type) == ("sandbox", "ImageError") and "exit 7" in broken.error.message
+    slow_build = rollouts["build-too-slow"]
+    assert slow_build.error.type == "ImageError" and "build_timeout_sec=2" in slow_build.error.message
 
 
 def test_real_small_model_through_generate_is_recorded_token_exact_and_graded(harbor_images, tmp_path):
