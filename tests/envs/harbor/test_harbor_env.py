@@ -196,3 +196,17 @@ def test_images_build_builds_a_datasets_images_ahead_and_names_a_missing_base(ha
     (root / "write-greeting" / "environment" / "Dockerfile").write_text("FROM rollgym-tests/no-such-base:v1\n")
     missing = CliRunner().invoke(app, ["images", "build", str(root)])
     assert missing.exit_code == 3 and "FAILED" in missing.output and "rollgym-tests/no-such-base:v1" in missing.output
+
+
+def test_the_sandbox_has_a_network_only_when_the_task_allows_it(harbor_images, tmp_path, tool_tok, say):
+    root = tmp_path / "net"
+    shutil.copytree(TASKS / "write-greeting", root / "offline")
+    online = Path(shutil.copytree(TASKS / "write-greeting", root / "online"))
+    toml = online / "task.toml"
+    toml.write_text(toml.read_text().replace("[environment]", '[environment]\nnetwork_mode = "public"'))
+    routes = _scripted(
+        tool_tok, say.call("bash", command="echo routes=$(tail -n +2 /proc/net/route | wc -l)"), say.call("submit")
+    )
+    rollouts = {r.task_id: r for r in _run(rg.load_tasks("rollgym/Harbor-v0", str(root)), routes, tool_tok)}
+    seen = {k: r.turns[0].tool_calls[0].result.strip() for k, r in rollouts.items()}
+    assert seen["offline"] == "routes=0" and seen["online"] != "routes=0", seen
