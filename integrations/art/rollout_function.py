@@ -1,5 +1,5 @@
-# pyright: reportMissingImports=false
-# (art is installed where ART trains, not in rollgym's own venv)
+# pyright: reportMissingImports=false, reportAttributeAccessIssue=false
+# (art is installed where ART trains, not in rollgym's own venv; without it pyright takes `art` for this room's folder)
 """`art_rollout`: rollgym's rollout loop as an ART rollout function, the live hook.
 
 ART's training loop awaits user rollout functions, `async def rollout(model, scenario) -> art.Trajectory`, gathers

@@ -1,5 +1,5 @@
-# pyright: reportMissingImports=false
-# (art is installed where ART trains, not in rollgym's own venv)
+# pyright: reportMissingImports=false, reportAttributeAccessIssue=false
+# (art is installed where ART trains, not in rollgym's own venv; without it pyright takes `art` for this room's folder)
 """rollgym's ART records as ART's own objects: `art.Trajectory` / `art.TrajectoryGroup`, validated by ART's pydantic
 models, each `Choice` built as OpenAI's (ART's `Trajectory` keeps a dict a dict: its message type skips validation)."""
 
