@@ -1,7 +1,7 @@
 """rollgym.envs: gymnasium environments for LLM agents, tools, and Docker sandboxes.
 
 `import rollgym.envs` registers the built-in environments with gymnasium (`rollgym/Calculator-v0`,
-`rollgym/SWE-v0`); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and makes in one go.
+`rollgym/SWE-v0`) and the ids of the suites it catalogues (`reasoning_gym/<generator>-v0`; none is imported); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and makes in one go.
 Imports nothing else of rollgym's (not tokenization, not rollouts) but `rollgym.errors`, the error tree's root.
 """
 
@@ -25,10 +25,14 @@ from rollgym.envs.core import (
 )
 from rollgym.envs.core.agent_sandbox import AgentWorkspace, SandboxedEnv, is_sandboxed, sandboxed_env_class
 from rollgym.envs.core.run_records import register_run_recorder
+from rollgym.envs.core.suites import Suite, SuiteNotInstalledError
 from rollgym.envs.core.task_sources import register_task_reader, register_task_source
+from rollgym.envs.suites.reasoning_gym import register_generators
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
 register_env("rollgym/SWE-v0", "rollgym.envs.swe.env:SWEEnv")
+# Other packages' suites, by entry point: each is imported when one of its environments is made (docs/catalogue.md).
+register_generators()
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
@@ -45,6 +49,8 @@ __all__ = [
     "ResetInfo",
     "SandboxedEnv",
     "StepInfo",
+    "Suite",
+    "SuiteNotInstalledError",
     "Tool",
     "ToolCallRecord",
     "ToolSet",
