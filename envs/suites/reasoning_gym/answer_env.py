@@ -86,7 +86,7 @@ class ReasoningGymEnv(Env):
         answer = self.extracted_answer()
         try:
             score = float(self.score(answer))
-        except Exception as exc:  # noqa: BLE001 - the suite's scorer failing is the rollout's error, not the batch's
+        except Exception as exc:  # the suite's scorer failing is the rollout's error, not the batch's
             raise ScorerError(
                 f"reasoning-gym's score_answer ({self.generator}) raised {type(exc).__name__}: {exc}"
             ) from exc
