@@ -119,7 +119,9 @@ def env_class(generator: str, calculator: bool) -> type[ReasoningGymEnv]:
     """The environment class of one generator (its `default_tasks` know which), one per process."""
     base = CalculatorReasoningGymEnv if calculator else ReasoningGymEnv
     name = "".join(part.title() for part in generator.split("_")) + ("CalculatorEnv" if calculator else "Env")
-    return type(name, (base,), {"generator": generator, "__module__": __name__, "__doc__": base.__doc__})
+    made = type(name, (base,), {"generator": generator, "__module__": __name__, "__doc__": base.__doc__})
+    assert issubclass(made, ReasoningGymEnv)
+    return made
 
 
 def make_answer_env(generator: str, calculator: bool = False, **kwargs: Any) -> ReasoningGymEnv:

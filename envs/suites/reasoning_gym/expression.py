@@ -54,7 +54,7 @@ def _check_size(op: ast.operator, left: Any, right: Any) -> None:
 def _value(node: ast.AST) -> int | float:
     if isinstance(node, ast.Expression):
         return _value(node.body)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         operand = _value(node.operand)

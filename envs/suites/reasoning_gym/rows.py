@@ -55,7 +55,7 @@ def parse_row(task: dict[str, Any], generator: str, defaults: dict[str, Any]) ->
 @functools.lru_cache(maxsize=256)
 def _dataset(generator: str, seed: int, size: int, config_json: str, level: int | None) -> Any:
     import reasoning_gym
-    from reasoning_gym.factory import CURRICULA, DATASETS
+    from reasoning_gym.factory import DATASETS, create_curriculum, has_curriculum
 
     if generator not in DATASETS:
         raise InvalidTaskError(f"reasoning-gym {reasoning_gym.__version__} has no generator {generator!r}")
@@ -64,9 +64,9 @@ def _dataset(generator: str, seed: int, size: int, config_json: str, level: int 
     try:
         if level is None:
             return reasoning_gym.create_dataset(generator, seed=seed, size=size, **config)
-        if generator not in CURRICULA:
+        if not has_curriculum(generator):
             raise InvalidTaskError(f"reasoning-gym's {generator!r} has no curriculum, so no level: pass a config")
-        curriculum = CURRICULA[generator]()
+        curriculum = create_curriculum(generator)
         for name, attribute in curriculum.attributes.items():
             curriculum.set_attr_level(name, min(level, len(attribute.levels) - 1))
         leveled = curriculum.generate_configuration(defaults={"seed": seed, "size": size})
