@@ -7,21 +7,16 @@ import functools
 import math
 from typing import Any
 
-from rollgym.envs.core import Env, tool
+from rollgym.envs.core import Env, ScorerError, tool
 from rollgym.envs.core.suites import require_installed
 from rollgym.envs.suites.reasoning_gym.expression import evaluate
 from rollgym.envs.suites.reasoning_gym.generators import SUITE, env_id
 from rollgym.envs.suites.reasoning_gym.rows import GeneratorRow, dataset_of, entry_of, parse_row
-from rollgym.errors import EnvError
 
 CALCULATOR_PROMPT = (
     "You have a `calculate` tool that evaluates arithmetic expressions (Python syntax: + - * / // % ** and "
     "parentheses); use it for every computation, then give the final answer."
 )
-
-
-class ScorerError(EnvError, RuntimeError):
-    """The suite's own scorer raised or returned no finite number: the rollout records it (the batch goes on)."""
 
 
 class ReasoningGymEnv(Env):
