@@ -1,11 +1,14 @@
 """reasoning-gym environments through rollgym's loop: a scripted policy that answers with the gold answer gets reward 1
 and a wrong one less, token-exact; the calculator variant answers with the tool's result; a scorer that raises is the
-rollout's recorded error and the batch goes on; `rg.generate` takes the environment's own rows; the real SmolLM2."""
+rollout's recorded error and the batch goes on; `rg.generate` takes the environment's own rows; `rollgym generate` with the real SmolLM2."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import subprocess
+import sys
 from random import Random
 from typing import Any
 
@@ -162,26 +165,24 @@ def test_generate_runs_the_environments_own_rows(tool_tok, say, tmp_path):
 
 
 @pytest.mark.slow
-async def test_the_real_default_model_answers_a_generator(tool_tok):
-    """SmolLM2-135M on basic_arithmetic: whatever it writes, the rollout is well-formed and scored by reasoning-gym."""
-    from rollgym.engines.transformers_engine import TransformersEngine
-
-    engine = TransformersEngine("smollm2-135m")
-    try:
-        policy = rg.Policy(engine=engine, tokenizer=tool_tok)
-        tasks = rg.make("reasoning_gym/basic_arithmetic-v0").unwrapped.default_tasks(1)
-        rollouts = await rg.run_rollouts(
-            "reasoning_gym/basic_arithmetic-v0",
-            tasks,
-            policy,
-            limits=rg.Limits(max_turns=1, max_tokens_per_turn=24),
-            sampling=rg.SamplingParams(temperature=0.7, seed=1),
-        )
-    finally:
-        await engine.aclose()
+def test_rollgym_generate_runs_a_generator_with_the_real_default_model(tmp_path):
+    """`rollgym generate --env reasoning_gym/...` with SmolLM2-135M: whatever it writes, the rollouts are well-formed
+    and scored by reasoning-gym."""
+    out = tmp_path / "run"
+    argv = ["--env", "reasoning_gym/basic_arithmetic-v0", "--num-tasks", "2", "--n", "1", "--max-tokens", "16"]
+    done = subprocess.run(
+        [sys.executable, "-m", "rollgym", "generate", *argv, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rollouts = list(rg.read_rollouts(out / "rollouts.jsonl"))
+    assert [r.task_id for r in rollouts] == ["basic_arithmetic-0-0", "basic_arithmetic-0-1"]
     for rollout in rollouts:
         assert rollout.error is None, rollout.error
         assert 0.0 <= rollout.reward <= 1.0 and set(rollout.reward_components) == {"score", "answered"}
         view = rollout.token_view()
         assert len(view["completion_ids"]) == len(view["logprobs"]) == len(view["env_mask"]) > 0
-        assert rollout.model == "smollm2-135m" and rollout.engine == "transformers"
+        assert rollout.model == "smollm2-135m" and rollout.engine == "transformers" and rollout.token_exact
