@@ -85,4 +85,8 @@ def dataset_of(row: GeneratorRow) -> Any:
 
 def entry_of(row: GeneratorRow) -> dict[str, Any]:
     """The row's question as reasoning-gym generates it: `{question, answer, metadata}`."""
-    return dataset_of(row)[row.index]
+    dataset = dataset_of(row)
+    try:
+        return dataset[row.index]
+    except (ValueError, AssertionError, RuntimeError) as exc:  # e.g. jugs at level 9: no puzzle that hard found
+        raise InvalidTaskError(f"reasoning-gym could not generate {row.stable_id()}: {exc}") from None

@@ -77,8 +77,12 @@ def test_a_bad_row_is_an_invalid_task_naming_the_problem(task, kwargs, needle):
     env.close()
 
 
-def test_a_level_for_a_generator_without_a_curriculum_is_refused():
+def test_a_level_without_a_curriculum_or_that_reasoning_gym_refuses_is_an_invalid_task():
     env = rg.make("reasoning_gym/acre-v0")
     with pytest.raises(InvalidTaskError, match="'acre' has no curriculum, so no level"):
         env.reset(options={"task": {"level": 1}})
+    env.close()
+    env = rg.make("reasoning_gym/knight_swap-v0")  # reasoning-gym 0.1.25's curriculum gives a config it refuses
+    with pytest.raises(InvalidTaskError, match="refused the 'knight_swap' config {}: min_nodes must be >= 6"):
+        env.reset(options={"task": {"level": 0}})
     env.close()
