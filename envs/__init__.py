@@ -1,7 +1,8 @@
 """rollgym.envs: gymnasium environments for LLM agents, tools, and Docker sandboxes.
 
 `import rollgym.envs` registers the built-in environments with gymnasium (`rollgym/Calculator-v0`,
-`rollgym/SWE-v0`) and the ids of the suites it catalogues (`reasoning_gym/<generator>-v0`; none is imported); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and makes in one go.
+`rollgym/SWE-v0`) and the ids of the suites it catalogues (`reasoning_gym/<generator>-v0`; no suite is imported);
+`gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and makes in one go.
 Imports nothing else of rollgym's (not tokenization, not rollouts) but `rollgym.errors`, the error tree's root.
 """
 
