@@ -6,15 +6,11 @@ the ids and logprobs it answered are ART's trainable tokens and logprobs."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from standins.vllm_standin import CompletionRequest, _sample
-from support.trainer_venv import side_env, trainer_python
+from support.trainer_venv import run_side
 
 from rollgym.engines.default_model import smollm2_dir
 
@@ -23,21 +19,9 @@ TESTS = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    python = trainer_python("art")
     tmp = tmp_path_factory.mktemp("art-live")
-    env = side_env(tmp)
-    env["PYTHONPATH"] += f"{os.pathsep}{TESTS}"
-    done = subprocess.run(
-        [str(python), str(Path(__file__).with_name("art_live_side.py")), str(smollm2_dir()), str(tmp / "out.json")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if done.returncode:
-        sys.stderr.write(done.stderr[-6000:])
-    assert done.returncode == 0, "ART's live side failed (its stderr is above)"
-    return json.loads((tmp / "out.json").read_text())
+    side = Path(__file__).with_name("art_live_side.py")
+    return run_side("art", side, [smollm2_dir(), tmp / "out.json"], tmp / "out.json", timeout=600, extra_path=TESTS)
 
 
 def runs(mask):

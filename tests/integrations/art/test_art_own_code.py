@@ -6,15 +6,12 @@ built is checked, token by token, against rollgym's records: ART's tokens are ro
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from rollouts_for_art import art_rollouts
-from support.trainer_venv import side_env, trainer_python
+from support.trainer_venv import run_side
 
 import rollgym as rg
 from rollgym.engines.default_model import smollm2_dir
@@ -23,7 +20,6 @@ from rollgym.integrations.art import export_art
 
 @pytest.fixture(scope="module")
 def art_read(tool_tok, say, smollm2_art_rollout, tmp_path_factory):
-    python = trainer_python("art")
     tmp = tmp_path_factory.mktemp("art")
     kinds = art_rollouts(tool_tok, say) | {"smollm2": smollm2_art_rollout}
     run = tmp / "run"
@@ -34,24 +30,8 @@ def art_read(tool_tok, say, smollm2_art_rollout, tmp_path_factory):
     template = tmp / "template.jinja"
     template.write_text(tool_tok.template)
     assert rg.Policy("smollm2-135m").tokenizer.template == tool_tok.template  # the smollm2 rollout's template too
-    done = subprocess.run(
-        [
-            str(python),
-            str(Path(__file__).with_name("art_side.py")),
-            str(exported),
-            str(template),
-            str(smollm2_dir()),
-            str(tmp / "out.json"),
-        ],
-        env=side_env(tmp),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if done.returncode:
-        sys.stderr.write(done.stderr[-6000:])
-    assert done.returncode == 0, "ART's side failed (its stderr is above)"
-    return json.loads((tmp / "out.json").read_text()), kinds
+    side = Path(__file__).with_name("art_side.py")
+    return run_side("art", side, [exported, template, smollm2_dir(), tmp / "out.json"], tmp / "out.json"), kinds
 
 
 def rows_of(read, rollout):
