@@ -112,7 +112,7 @@ class Env(gymnasium.Env):
             self.mcp_servers = tuple(mcp_servers)
         if self.mcp_servers:
             from rollgym.envs.core.agent_sandbox import is_sandboxed
-            from rollgym.envs.mcp.config import declared_servers
+            from rollgym.envs.mcp.declaration import declared_servers
 
             self.mcp_servers = declared_servers(type(self).__name__, self.mcp_servers, is_sandboxed(type(self)))
         self._mcp: Any = None  # the episode's running MCP servers (rollgym.envs.mcp.servers.MCPServers)

@@ -14,7 +14,7 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from rollgym.envs.mcp.config import MCPServerConfig
+from rollgym.envs.mcp.declaration import MCPServerConfig
 from rollgym.envs.mcp.errors import MCPServerDiedError, MCPServerError, MCPToolFailure
 
 #: A transport: an async context manager over the (read, write) streams of one server, given a file for its stderr.
@@ -49,8 +49,9 @@ class MCPConnection:
             why = _exception_text(self._task.exception())
         else:
             why = f"no handshake within {self.config.start_timeout_s:g}s"
+        error = MCPServerError(f"MCP server {self.config.name!r} did not start ({why}){self._stderr_tail()}")
         await self.close()
-        raise MCPServerError(f"MCP server {self.config.name!r} did not start ({why}){self._stderr_tail()}")
+        raise error
 
     async def _own(self) -> None:
         async with contextlib.AsyncExitStack() as stack:
@@ -88,10 +89,14 @@ class MCPConnection:
         self._stop.set()
         task, self._task, self._session = self._task, None, None
         if task is not None and not task.done():
+            if not self._ready.is_set():  # still starting: nothing to end gracefully
+                task.cancel()
             try:
                 await asyncio.wait_for(asyncio.shield(task), timeout=10)
             except (TimeoutError, asyncio.CancelledError):
                 task.cancel()
+            except Exception:  # noqa: BLE001 - a dead server's transport error; its death was reported already
+                pass
         if task is not None and task.done() and not task.cancelled():
             task.exception()  # retrieved: a dead server's transport error is not "never retrieved"
         with contextlib.suppress(BaseException):

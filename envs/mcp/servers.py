@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 
 from rollgym.envs.core.tools import ToolSet
-from rollgym.envs.mcp.config import MCPServerConfig
 from rollgym.envs.mcp.connection import MCPConnection
+from rollgym.envs.mcp.declaration import MCPServerConfig
 from rollgym.envs.mcp.errors import MCPServerDiedError, MCPServerError
-from rollgym.envs.mcp.tools import MCPTool
+from rollgym.envs.mcp.server_tools import MCPTool
 from rollgym.envs.mcp.transports import transport_of
 
 

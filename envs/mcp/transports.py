@@ -7,8 +7,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from rollgym.envs.mcp.config import MCPServerConfig
 from rollgym.envs.mcp.connection import Transport
+from rollgym.envs.mcp.declaration import MCPServerConfig
 
 
 def transport_of(config: MCPServerConfig) -> Transport:

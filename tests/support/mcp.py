@@ -1,0 +1,48 @@
+"""MCP servers for the MCP tests: the faulty fixture server (tests/fixtures/mcp), the real ones `.ci/mcp-up` installs
+(PyPI's mcp-server-time, npm's server-memory), and a small environment whose tools are only its servers'."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rollgym.envs import Env
+
+FAULTY = Path(__file__).resolve().parents[1] / "fixtures" / "mcp" / "faulty_server.py"
+CACHE = Path(os.environ.get("ROLLGYM_CACHE", Path.home() / ".cache" / "rollgym")) / "mcp"
+TIME_SERVER = CACHE / "time-venv" / "bin" / "mcp-server-time"
+MEMORY_SERVER = CACHE / "npm" / "node_modules" / ".bin" / "mcp-server-memory"
+
+
+def faulty(**overrides: Any) -> dict[str, Any]:
+    """The faulty fixture server as a host-side stdio declaration (its stderr quiet unless it fails)."""
+    return {"name": "faulty", "command": sys.executable, "args": [str(FAULTY)], "host": True, **overrides}
+
+
+def installed(path: Path) -> str:
+    """The path of a server `.ci/mcp-up` installs, or the test is skipped saying how to install it."""
+    if not path.exists():
+        pytest.skip(f"{path} is not installed: run `bash .ci/mcp-up` (part of `.ci/setup --tests`)")
+    return str(path)
+
+
+class ServerToolsEnv(Env):
+    """A task is a question; the environment's tools are its MCP servers' only."""
+
+    async def setup(self, task: dict[str, Any] | None) -> tuple[list[dict], dict[str, Any]]:
+        task = task or {"task_id": "t", "question": "Use a tool."}
+        return [{"role": "user", "content": task["question"]}], {"task_id": task["task_id"]}
+
+    async def compute_reward(self) -> tuple[float, dict[str, float]]:
+        return 0.0, {}
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    """An assistant message calling one tool."""
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": function}]}
