@@ -231,7 +231,7 @@ class Env(gymnasium.Env):
         """Start the episode's MCP servers (after `setup`: a sandbox they run in exists by then) and join their tools."""
         from rollgym.envs.mcp.servers import MCPServers
 
-        self._mcp = MCPServers(self.mcp_servers)
+        self._mcp = MCPServers(self.mcp_servers, getattr(self, "sandbox", None))
         await self._mcp.start(self.toolset)
         self.action_space = action_space(list(self.toolset.tools))
 

@@ -12,8 +12,8 @@ from rollgym.envs.mcp.errors import MCPServerError
 
 
 class MCPServerConfig(BaseModel):
-    """One MCP server. Stdio servers run where the environment runs them: inside its sandbox, or, only with
-    `host=True`, as a process on the machine rollgym runs on (an explicit opt-in: the server is not sandboxed)."""
+    """One MCP server. A stdio server runs inside the environment's sandbox, or, only with `host=True`, as a process
+    on the machine rollgym runs on (an explicit opt-in: the server is not sandboxed)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -49,23 +49,17 @@ class MCPServerConfig(BaseModel):
 
 
 def declared_servers(env_name: str, servers: Iterable[Any], sandboxed: bool) -> tuple[MCPServerConfig, ...]:
-    """An environment's MCP servers as configs (dicts are validated), refused when one would run where it may not:
-    a stdio server runs on the host only when declared `host=True`; inside a sandbox is not supported yet."""
+    """An environment's MCP servers as configs (dicts are validated). A stdio server runs inside the environment's
+    sandbox; one of an environment without a sandbox is refused unless declared `host=True` (run on this machine)."""
     configs = tuple(s if isinstance(s, MCPServerConfig) else MCPServerConfig.model_validate(s) for s in servers)
     names = [c.name for c in configs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise MCPServerError(f"{env_name} declares MCP server name(s) {', '.join(twice)} more than once")
     for config in configs:
-        if not config.is_stdio or config.host:
+        if not config.is_stdio or config.host or sandboxed:  # a URL; the opt-in; inside the environment's sandbox
             continue
         command = " ".join([config.command or "", *config.args])
-        if sandboxed:
-            raise MCPServerError(
-                f"{env_name} declares the stdio MCP server {config.name!r} ({command}): a sandboxed environment's "
-                f"servers belong inside its sandbox, and rollgym cannot run them there yet; give a `url` the server "
-                f"listens on, or declare it `host=True` to run it on this machine, outside the sandbox"
-            )
         raise MCPServerError(
             f"{env_name} declares the stdio MCP server {config.name!r} ({command}) and has no sandbox to run it in: "
             f"rollgym runs nothing an environment brings on this machine unless told to; declare it `host=True` to "

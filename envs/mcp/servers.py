@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from rollgym.envs.core.tools import ToolSet
 from rollgym.envs.mcp.connection import MCPConnection
@@ -16,8 +17,9 @@ from rollgym.envs.mcp.transports import transport_of
 class MCPServers:
     """The servers of one episode and the tools they added (taken out again by `stop`)."""
 
-    def __init__(self, configs: tuple[MCPServerConfig, ...]) -> None:
-        self.connections = [MCPConnection(c, transport_of(c)) for c in configs]
+    def __init__(self, configs: tuple[MCPServerConfig, ...], sandbox: Any = None) -> None:
+        """`sandbox`: the environment's, where its stdio servers not declared `host=True` run."""
+        self.connections = [MCPConnection(c, transport_of(c, sandbox)) for c in configs]
         self.tool_names: list[str] = []
 
     async def start(self, toolset: ToolSet) -> None:

@@ -46,3 +46,42 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
     """An assistant message calling one tool."""
     function = {"name": name, "arguments": json.dumps(arguments)}
     return {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": function}]}
+
+
+PLAIN = Path(__file__).resolve().parents[1] / "fixtures" / "mcp" / "plain_server.py"
+
+
+class ServerInSandboxEnv(ServerToolsEnv):
+    """An environment with a sandbox (rollgym's base image): its stdio servers run inside it, the plain fixture server
+    copied in by `setup`."""
+
+    def __init__(self, mcp_servers: Any = None) -> None:
+        super().__init__(mcp_servers=mcp_servers)
+        self.sandbox: Any = None
+
+    @classmethod
+    def sandbox_placement(cls, row: dict, overrides: dict) -> dict:
+        return dict(overrides)
+
+    def agent_workspace(self) -> Any:
+        raise NotImplementedError
+
+    async def agent_outcome(self) -> dict:
+        return {}
+
+    async def setup(self, task: dict[str, Any] | None) -> tuple[list[dict], dict[str, Any]]:
+        from rollgym.envs.sandbox import SandboxConfig, base_image_name, start_sandbox
+
+        self.sandbox = await start_sandbox(SandboxConfig(image=base_image_name(), task_id="mcp", mem_limit="256m"))
+        self.sandbox.write_file("/tmp/plain_server.py", PLAIN.read_text())
+        return await super().setup(task)
+
+    async def teardown(self) -> None:
+        sandbox, self.sandbox = self.sandbox, None
+        if sandbox is not None:
+            await sandbox.aclose()
+
+
+def plain_in_sandbox(**overrides: Any) -> dict[str, Any]:
+    """The plain fixture server, declared to run inside the environment's sandbox (no `host`)."""
+    return {"name": "plain", "command": "python3", "args": ["-u", "/tmp/plain_server.py"], **overrides}
