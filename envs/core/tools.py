@@ -35,7 +35,7 @@ class ToolCallRecord(BaseModel):
     result: str
     failed: bool
     duration_s: float
-    error_kind: str | None = None  # unknown_tool | bad_json | bad_arguments | tool_error | bad_result | fatal
+    error_kind: str | None = None  # unknown_tool | bad_json | bad_arguments | tool_error | timeout | bad_result | fatal
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCallRecord):

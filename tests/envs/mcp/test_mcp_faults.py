@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from support.mcp import FAULTY, ServerToolsEnv, call, faulty
+from support.mcp import FAULTY, PLAIN, ServerInSandboxEnv, ServerToolsEnv, call, faulty, plain_in_sandbox
 
 from rollgym.envs.core.tools import ToolSet
 from rollgym.envs.mcp import MCPServerDiedError, MCPServerError
@@ -190,4 +190,30 @@ def test_a_url_server_over_streamable_http(http_server):
 def test_toolset_has_no_mcp_tools_before_reset():
     env = ServerToolsEnv(mcp_servers=[faulty()])
     assert isinstance(env.toolset, ToolSet) and env.toolset.tools == {}
+    env.close()
+
+
+def test_a_malformed_result_is_a_tool_error_and_the_server_goes_on():
+    env = ServerToolsEnv(mcp_servers=[{"name": "plain", "command": sys.executable, "args": [str(PLAIN)], "host": True}])
+    try:
+        env.reset()
+        _, _, terminated, _, info = env.step(call("malformed"))
+        (record,) = info["tool_calls"]
+        assert record.failed and record.error_kind == "bad_result" and "malformed" in record.result
+        assert not terminated and "error" not in info
+        _, _, _, _, info = env.step(call("echo", text="after"))
+        assert info["tool_calls"][0].result == "after"
+    finally:
+        env.close()
+
+
+def test_a_sandboxed_environment_whose_setup_left_no_sandbox_says_so():
+    env = ServerInSandboxEnv(mcp_servers=[plain_in_sandbox()])  # declared to run inside: not refused when made
+
+    async def no_sandbox(task):
+        return [{"role": "user", "content": "hi"}], {"task_id": "t"}
+
+    env.setup = no_sandbox  # pyright: ignore[reportAttributeAccessIssue]  # a setup that starts no sandbox
+    with pytest.raises(MCPServerError, match="runs inside the environment's sandbox.*has none that can attach"):
+        env.reset()
     env.close()
