@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import tempfile
 from collections.abc import AsyncIterator, Callable
-from typing import IO, Any
+from typing import Any, TextIO, cast
 
 import mcp_types
 from mcp import ClientSession
@@ -18,7 +18,7 @@ from rollgym.envs.mcp.declaration import MCPServerConfig
 from rollgym.envs.mcp.errors import MCPServerDiedError, MCPServerError, MCPToolFailure
 
 #: A transport: an async context manager over the (read, write) streams of one server, given a file for its stderr.
-Transport = Callable[[IO[str]], contextlib.AbstractAsyncContextManager[Any]]
+Transport = Callable[[TextIO], contextlib.AbstractAsyncContextManager[Any]]
 _STDERR_TAIL = 600
 
 
@@ -33,7 +33,7 @@ class MCPConnection:
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
-        self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        self._stderr = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # a text file
 
     async def start(self) -> list[mcp_types.Tool]:
         """Start the server, shake hands and list its tools, within `start_timeout_s`; `MCPServerError` otherwise."""

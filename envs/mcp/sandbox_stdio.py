@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import IO, Any
+from typing import Any, TextIO
 
 import anyio
 import mcp_types
@@ -16,7 +16,7 @@ from rollgym.envs.mcp.declaration import MCPServerConfig
 
 
 @contextlib.asynccontextmanager
-async def sandbox_stdio_client(sandbox: Any, config: MCPServerConfig, stderr: IO[str]) -> AsyncIterator[Any]:
+async def sandbox_stdio_client(sandbox: Any, config: MCPServerConfig, stderr: TextIO) -> AsyncIterator[Any]:
     """(read, write) streams of the session with `config`'s server started inside `sandbox`; its stderr's tail goes to
     `stderr` when its output ends, before the session learns the connection closed."""
     loop = asyncio.get_running_loop()
