@@ -23,7 +23,7 @@ def test_the_server_runs_inside_the_sandbox_and_its_death_fails_the_episode(base
         env = ServerInSandboxEnv(mcp_servers=[plain_in_sandbox()])
         try:
             _, info = await env.areset()
-            assert {t["function"]["name"] for t in info["tools"]} == {"where", "echo", "crash"}
+            assert {t["function"]["name"] for t in info["tools"]} == {"where", "echo", "crash", "malformed"}
             _, _, _, _, info = await env.astep(call("where"))
             where = json.loads(info["tool_calls"][0].result)
             assert where["in_container"] and where["hostname"] != socket.gethostname()
