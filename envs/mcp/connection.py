@@ -88,19 +88,15 @@ class MCPConnection:
         """Stop the server (its transport ends the process); idempotent, and quiet about a server already dead."""
         self._stop.set()
         task, self._task, self._session = self._task, None, None
-        if task is not None and not task.done():
-            if not self._ready.is_set():  # still starting: nothing to end gracefully
-                task.cancel()
-            try:
-                await asyncio.wait_for(asyncio.shield(task), timeout=10)
-            except (TimeoutError, asyncio.CancelledError):
-                task.cancel()
-            except Exception:  # noqa: BLE001 - a dead server's transport error; its death was reported already
-                pass
-        if task is not None and task.done() and not task.cancelled():
-            task.exception()  # retrieved: a dead server's transport error is not "never retrieved"
-        with contextlib.suppress(BaseException):
-            await asyncio.gather(task) if task is not None else None
+        if task is not None:
+            if not task.done():
+                if not self._ready.is_set():  # still starting: nothing to end gracefully
+                    task.cancel()
+                if not (await asyncio.wait({task}, timeout=10))[0]:
+                    task.cancel()
+                    await asyncio.wait({task}, timeout=5)
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: a dead server's transport error was reported already, or is moot
         self._stderr.close()
 
     def _died(self, why: str) -> MCPServerDiedError:
