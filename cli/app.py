@@ -1,5 +1,5 @@
 """The `rollgym` typer app: the root command and `version`; every other command lives in a module of its area
-(`tokens`, `demo`, `generate`, `view`, `engines`, `proxy`, `sandbox`, `swe`) that adds itself with `register`."""
+(`tokens`, `demo`, `generate`, `view`, `engines`, `catalogue`, `proxy`, `sandbox`, `swe`) that adds itself with `register`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from rollgym.cli import demo, engines, generate, proxy, sandbox, swe, tokens, view
+from rollgym.cli import catalogue, demo, engines, generate, proxy, sandbox, swe, tokens, view
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -30,7 +30,7 @@ def version() -> None:
     typer.echo(__version__)
 
 
-for _area in (tokens, demo, view, engines, sandbox, swe, generate, proxy):
+for _area in (tokens, demo, view, engines, catalogue, sandbox, swe, generate, proxy):
     _area.register(app)
 
 

@@ -198,7 +198,7 @@ def export_cmd(
     format: str = typer.Option(
         "trl",
         "--format",
-        help="trl (Parquet, TRL's columns), verl, skyrl, openrlhf, verifiers, slime, areal (docs/trainers.md)",
+        help="trl (Parquet, TRL's columns), verl, skyrl, openrlhf, verifiers, slime, areal, art (docs/trainers.md)",
     ),
     include_errored: bool = typer.Option(False, "--include-errored"),
     prompt_length: int | None = typer.Option(None, "--prompt-length", help="verl: rollout.prompt_length to fit to"),
@@ -208,8 +208,8 @@ def export_cmd(
     max_length: int | None = typer.Option(None, "--max-length", help="openrlhf: data.max_len to fit to"),
 ) -> None:
     """Write the rollouts in a trainer's batch format: TRL's columns as Parquet (prompt_ids, completion_ids, logprobs,
-    env_mask, rewards), verl's AgentLoopOutput, OpenRLHF's executor outputs or verifiers' Episode records as JSON lines,
-    or SkyRL's GeneratorOutput
+    env_mask, rewards), verl's AgentLoopOutput, OpenRLHF's executor outputs, verifiers' Episode records or ART's
+    TrajectoryGroups as JSON lines, or SkyRL's GeneratorOutput
     (docs/trainers.md)."""
     try:
         if format == "trl":
@@ -246,8 +246,12 @@ def export_cmd(
             from rollgym.integrations.areal.export import export_areal
 
             path, count = export_areal(run_dir, out)
+        elif format == "art":
+            from rollgym.integrations.art.export import export_art
+
+            path, count = export_art(run_dir, out, include_errored=include_errored)
         else:
-            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl, openrlhf, verifiers, slime or areal")
+            raise UsageError(f"unknown format {format!r}: trl, verl, skyrl, openrlhf, verifiers, slime, areal or art")
     except (FileNotFoundError, RollgymError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

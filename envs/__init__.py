@@ -1,7 +1,9 @@
 """rollgym.envs: gymnasium environments for LLM agents, tools, and Docker sandboxes.
 
 `import rollgym.envs` registers the built-in environments with gymnasium (`rollgym/Calculator-v0`,
-`rollgym/SWE-v0`, `rollgym/Harbor-v0`, `rollgym/ToolDB-v0`); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and makes in one go.
+`rollgym/SWE-v0`, `rollgym/Harbor-v0`, `rollgym/ToolDB-v0`) and the ids of the suites it catalogues
+(`reasoning_gym/<generator>-v0`; no suite is imported); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and
+makes in one go.
 Imports nothing else of rollgym's (not tokenization, not rollouts) but `rollgym.errors`, the error tree's root.
 """
 
@@ -12,6 +14,7 @@ from rollgym.envs.core import (
     EnvCheckError,
     InvalidTaskError,
     ResetInfo,
+    ScorerError,
     StepInfo,
     Tool,
     ToolCallRecord,
@@ -25,12 +28,16 @@ from rollgym.envs.core import (
 )
 from rollgym.envs.core.agent_sandbox import AgentWorkspace, SandboxedEnv, is_sandboxed, sandboxed_env_class
 from rollgym.envs.core.run_records import register_run_recorder
+from rollgym.envs.core.suites import Suite, SuiteNotInstalledError
 from rollgym.envs.core.task_sources import register_task_reader, register_task_source
+from rollgym.envs.suites.reasoning_gym import register_generators
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
 register_env("rollgym/SWE-v0", "rollgym.envs.swe.env:SWEEnv")
 register_env("rollgym/Harbor-v0", "rollgym.envs.harbor.env:HarborEnv")
 register_env("rollgym/ToolDB-v0", "rollgym.envs.tooldb.env:ToolDBEnv")
+# Other packages' suites, by entry point: each is imported when one of its environments is made (docs/catalogue.md).
+register_generators()
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
@@ -48,7 +55,10 @@ __all__ = [
     "InvalidTaskError",
     "ResetInfo",
     "SandboxedEnv",
+    "ScorerError",
     "StepInfo",
+    "Suite",
+    "SuiteNotInstalledError",
     "Tool",
     "ToolCallRecord",
     "ToolSet",

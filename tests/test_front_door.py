@@ -74,6 +74,8 @@ def _all_modules():
         "rollgym.integrations.verl.agent_loop",  # imports verl: loaded by verl only (tests/integrations/verl)
         "rollgym.integrations.skyrl.generator",  # imports SkyRL: loaded by SkyRL only (tests/integrations/skyrl)
         "rollgym.integrations.openrlhf.agent_executor",  # imports openrlhf: loaded by OpenRLHF only
+        "rollgym.integrations.art.trajectory_groups",  # imports art: loaded in ART's venv only (tests/integrations/art)
+        "rollgym.integrations.art.rollout_function",  # imports art: ART's live hook
         "rollgym.__main__",
     )
     for info in pkgutil.walk_packages(rollgym.__path__, "rollgym."):

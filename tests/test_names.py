@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_NAMES = {
     "app.py": "a layer's application object: the `rollgym` typer app (cli), the proxy's FastAPI app (proxy)",
     "base.py": "the abstract base of a family: engines, tokenization formats, tokenization parsers",
+    "catalogue.py": "the catalogue of environment ids: the list itself (envs) and `rollgym envs` that prints it (cli)",
     "config.py": "a layer's settings model: `RayConfig` (ray), `AsyncRolloutConfig` (trl/async_grpo)",
     "env.py": "an environment class: `Env` (envs/core) and the SWE environment built on it (envs/swe)",
     "errors.py": "a layer's branch of the one error tree, only `RollgymError` subclasses (checked below)",

@@ -34,6 +34,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "skyrl": ("tests/integrations/skyrl/test_skyrl_own_code.py",),
     "openrlhf": ("tests/integrations/openrlhf/test_openrlhf_own_code.py",),
     "verifiers": ("tests/integrations/verifiers/",),
+    "art": ("tests/integrations/art/",),
 }
 #: the fixtures that hold each group's resource: a test using one must be in its group (checked at collection)
 FIXTURES = {"real_vllm": "vllm", "vllm_venv": "vllm", "cluster": "hosts", "docker2": "hosts"}

@@ -9,6 +9,7 @@ from rollgym.envs.core.errors import (
     InvalidReplyError,
     InvalidRewardError,
     InvalidTaskError,
+    ScorerError,
     UnknownEnvironmentError,
 )
 from rollgym.envs.core.registration import make, register_env, suggest
@@ -33,6 +34,7 @@ __all__ = [
     "InvalidRewardError",
     "InvalidTaskError",
     "ResetInfo",
+    "ScorerError",
     "StepInfo",
     "Tool",
     "ToolCallRecord",

@@ -90,6 +90,8 @@ class Env(gymnasium.Env):
     metadata = {"render_modes": []}
     max_turns: int | None = None
     fatal_errors: tuple[type[BaseException], ...] = ()  # tool errors that end the episode (e.g. a dead sandbox)
+    #: MCP servers whose tools join the environment's for each episode (`MCPServerConfig`s or dicts of their fields)
+    mcp_servers: tuple[Any, ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A method the loop awaits that is written as a plain `def` is refused where the class is defined, naming the
@@ -100,11 +102,22 @@ class Env(gymnasium.Env):
             if method is not None and not inspect.iscoroutinefunction(method):
                 raise EnvCheckError(f"{cls.__name__}.{name} must be `async def {name}{signature}`")
 
-    def __init__(self, max_turns: int | None = None, tools: Iterable[Callable] = ()) -> None:
-        """`tools`: extra plain functions (marked with `@tool` or not) besides the `@tool` methods."""
+    def __init__(
+        self, max_turns: int | None = None, tools: Iterable[Callable] = (), mcp_servers: Iterable[Any] | None = None
+    ) -> None:
+        """`tools`: extra plain functions (marked with `@tool` or not) besides the `@tool` methods; `mcp_servers`:
+        MCP servers whose tools join them (docs/environments.md#mcp-servers), instead of the class's own."""
         super().__init__()
         if max_turns is not None:
             self.max_turns = max_turns
+        if mcp_servers is not None:
+            self.mcp_servers = tuple(mcp_servers)
+        if self.mcp_servers:
+            from rollgym.envs.core.agent_sandbox import is_sandboxed
+            from rollgym.envs.mcp.declaration import declared_servers
+
+            self.mcp_servers = declared_servers(type(self).__name__, self.mcp_servers, is_sandboxed(type(self)))
+        self._mcp: Any = None  # the episode's running MCP servers (rollgym.envs.mcp.servers.MCPServers)
         self.toolset = ToolSet.from_object(self, extra=tools, fatal_errors=self.fatal_errors)
         self.action_space = action_space(list(self.toolset.tools))
         self.observation_space = observation_space()
@@ -154,12 +167,15 @@ class Env(gymnasium.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[list[dict], ResetInfo]:
         super().reset(seed=seed)
+        await self._stop_mcp()
         await self.teardown()
         options = options or {}
         self.turn, self.done, self._finish_reason = 0, True, None  # no episode until setup succeeds
         self.toolset.fatal = None
         self.task = dict(options.get("task") or self._default_task(seed) or {})
         messages, meta = setup_result(type(self).__name__, await self.setup(self.task or None))
+        if self.mcp_servers:
+            await self._start_mcp()
         self.done = False
         self.task_id = str(meta.get("task_id") or task_id_of(self.task))
         info: ResetInfo = {"tools": self.toolset.schemas(), "task_id": self.task_id, **meta}  # pyright: ignore[reportAssignmentType]  # meta adds the environment's own keys, which a TypedDict cannot declare (no PEP 728 on 3.11)
@@ -213,7 +229,24 @@ class Env(gymnasium.Env):
                 raise
         return messages, float(reward), terminated, truncated, info
 
+    async def _start_mcp(self) -> None:
+        """Start the episode's MCP servers (after `setup`: a sandbox they run in exists by then) and join their tools."""
+        from rollgym.envs.mcp.servers import MCPServers
+
+        self._mcp = MCPServers(self.mcp_servers, getattr(self, "sandbox", None))
+        await self._mcp.start(self.toolset)
+        self.action_space = action_space(list(self.toolset.tools))
+
+    async def _stop_mcp(self) -> None:
+        """Stop the episode's MCP servers (before `teardown` takes their sandbox away) and take their tools out."""
+        running, self._mcp = getattr(self, "_mcp", None), None
+        if running is not None:
+            await running.stop(self.toolset)
+            self.action_space = action_space(list(self.toolset.tools))
+
     async def aclose(self) -> None:
+        if getattr(self, "_mcp", None) is not None:
+            await asyncio.shield(self._stop_mcp())
         if type(self).teardown is not Env.teardown:  # nothing to protect from cancellation otherwise
             await asyncio.shield(self.teardown())
 

@@ -31,6 +31,10 @@ class InvalidReplyError(EnvError, ValueError):
     """The environment's reply is not a list of chat messages, or is empty while the episode goes on."""
 
 
+class ScorerError(EnvError, RuntimeError):
+    """A suite's own scorer raised or returned no finite number: the rollout records it, and the batch goes on."""
+
+
 class EnvCheckError(EnvError, AssertionError):
     """`check_env` found the environment breaking gymnasium's or rollgym's contract; the message says where."""
 
@@ -42,5 +46,6 @@ __all__ = [
     "InvalidReplyError",
     "InvalidRewardError",
     "InvalidTaskError",
+    "ScorerError",
     "UnknownEnvironmentError",
 ]

@@ -48,8 +48,11 @@ def suggest(env_id: str) -> list[str]:
 
 
 def make(env_id: str, **kwargs: Any) -> gymnasium.Env:
-    """`gymnasium.make`, with an error that suggests the closest registered id for unknown ids. `module:id` imports
-    `module` first (where your environment is registered), as `gymnasium.make` takes it."""
+    """`gymnasium.make`, with an error that suggests the closest registered id for unknown ids, and one that names
+    the extra to install for a suite's id whose package is absent. `module:id` imports `module` first (where your
+    environment is registered), as `gymnasium.make` takes it."""
+    from rollgym.envs.core.suites import require_installed  # suites registers through this module
+
     env_id = import_named_module(env_id)
     if env_id not in gymnasium.registry:
         close = suggest(env_id)
@@ -57,6 +60,7 @@ def make(env_id: str, **kwargs: Any) -> gymnasium.Env:
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UnknownEnvironmentError(
             f"no environment {env_id!r} is registered.{hint} rollgym provides: {', '.join(ours)}; an environment of "
-            f"your own: name the module that registers it, 'your_module:{env_id}'"
+            f"your own: name the module that registers it, 'your_module:{env_id}'; `rollgym envs` lists every id"
         )
+    require_installed(env_id)
     return gymnasium.make(env_id, **kwargs)

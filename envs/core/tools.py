@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from rollgym.envs.core.errors import EnvCheckError
+from rollgym.errors import EnvError
 
 _MARK = "__rollgym_tool__"
 #: Non-string tool results as JSON (`json.dumps(x, default=str)`, with the encoder built once).
@@ -34,7 +35,7 @@ class ToolCallRecord(BaseModel):
     result: str
     failed: bool
     duration_s: float
-    error_kind: str | None = None  # unknown_tool | bad_json | bad_arguments | tool_error | bad_result | fatal
+    error_kind: str | None = None  # unknown_tool | bad_json | bad_arguments | tool_error | timeout | bad_result | fatal
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCallRecord):
@@ -49,6 +50,16 @@ class ToolCallRecord(BaseModel):
         )
 
     __hash__ = None  # mutable, like every pydantic model
+
+
+class ToolFailure(EnvError):
+    """A tool's failure told to the model as it is (`kind`: the record's `error_kind`), the episode going on."""
+
+    kind = "tool_error"
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind or self.kind
 
 
 def tool(
@@ -259,6 +270,8 @@ class ToolSet:
         except self.fatal_errors as exc:
             self.fatal = self.fatal or exc
             return record(f"Error: the environment failed while running '{name}': {exc}", True, "fatal", args)
+        except ToolFailure as exc:
+            return record(f"Error: tool '{name}' failed: {exc}", True, exc.kind, args)
         except Exception as exc:  # noqa: BLE001 - a tool's own failure is reported to the model
             return record(f"Error: tool '{name}' failed: {type(exc).__name__}: {exc}", True, "tool_error", args)
         if type(result) is not str and (result is None or isinstance(result, (bytes, bytearray))):

@@ -11,6 +11,7 @@ import shlex
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Literal
 
 import docker
@@ -21,6 +22,7 @@ import urllib3.exceptions
 
 from rollgym.envs.sandbox import hosts, lifecycle, prepared, record
 from rollgym.envs.sandbox.archives import dir_archive, file_archive, first_file
+from rollgym.envs.sandbox.attached import AttachedProcess
 from rollgym.envs.sandbox.daemon import (
     DEFAULT_HOST,
     client_for,
@@ -442,6 +444,26 @@ class DockerSandbox:
         ):
             raise self._dead_error("exec")
         return res
+
+    def attach(
+        self,
+        command: list[str],
+        on_stdout: Callable[[bytes | None], None],
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> AttachedProcess:
+        """Start `command` inside the sandbox with its stdin and stdout attached (a stdio protocol: an MCP server),
+        as the sandbox's user; its stdout goes to `on_stdout` (None when it ends)."""
+        self._check_open()
+        return AttachedProcess(
+            self.client.api,
+            self._container_id,
+            command,
+            on_stdout,
+            user=self.config.user,
+            env={**QUIET_ENV, **self.config.env, **(env or {})},
+            workdir=cwd or self.config.workdir,
+        )
 
     async def aexec(
         self,

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.trainer_venv import side_env, trainer_python
+from support.trainer_venv import run_side
 
 from rollgym.engines.default_model import smollm2_dir
 from rollgym.rollouts.output import read_rollouts
@@ -23,25 +21,11 @@ MAX_LEN = 640
 
 @pytest.fixture(scope="module")
 def openrlhf_batch(tmp_path_factory):
-    python = trainer_python("openrlhf")
     tmp = tmp_path_factory.mktemp("openrlhf")
     work = tmp / "work"
     work.mkdir()
-    env = side_env(tmp)
-    script = str(Path(__file__).with_name("openrlhf_side.py"))
-    run = subprocess.run(
-        [str(python), script, str(tmp / "out.json"), str(work), str(smollm2_dir())],
-        env=env,
-        cwd=str(work),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if run.returncode:
-        sys.stderr.write(run.stderr[-6000:])
-    assert run.returncode == 0, "OpenRLHF's side failed (its stderr is above)"
-    batch = json.loads((tmp / "out.json").read_text())
-    return batch
+    side = Path(__file__).with_name("openrlhf_side.py")
+    return run_side("openrlhf", side, [tmp / "out.json", work, smollm2_dir()], tmp / "out.json", cwd=work)
 
 
 def recorded(paths):

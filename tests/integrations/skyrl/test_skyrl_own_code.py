@@ -6,14 +6,11 @@ rollouts rollgym recorded."""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.trainer_venv import side_env, trainer_python
+from support.trainer_venv import run_side
 
 from rollgym.engines.default_model import smollm2_dir
 from rollgym.rollouts.output import read_rollouts
@@ -23,28 +20,11 @@ MAX_GENERATE = 96
 
 @pytest.fixture(scope="module")
 def skyrl_batch(tmp_path_factory):
-    python = trainer_python("skyrl")
     tmp = tmp_path_factory.mktemp("skyrl")
     work = tmp / "work"
     work.mkdir()
-    env = side_env(tmp)
-    run = subprocess.run(
-        [
-            str(python),
-            str(Path(__file__).with_name("skyrl_side.py")),
-            str(tmp / "out.json"),
-            str(work),
-            str(smollm2_dir()),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if run.returncode:
-        sys.stderr.write(run.stderr[-6000:])
-    assert run.returncode == 0, "SkyRL's side failed (its stderr is above)"
-    batch = json.loads((tmp / "out.json").read_text())
+    side = Path(__file__).with_name("skyrl_side.py")
+    batch = run_side("skyrl", side, [tmp / "out.json", work, smollm2_dir()], tmp / "out.json")
     rollouts = {r.id: r for p in batch["records"] for r in read_rollouts(p)}
     return batch, rollouts
 

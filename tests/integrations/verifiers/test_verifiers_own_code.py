@@ -6,22 +6,17 @@ reads. Here what verifiers produced is checked, token by token, against rollgym'
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from rollouts_for_verifiers import varied_rollouts
-from support.trainer_venv import side_env, trainer_python
+from support.trainer_venv import run_side
 
 from rollgym.integrations.verifiers import branch_view, export_verifiers, trace_record
 
 
 @pytest.fixture(scope="module")
 def verifiers_read(tool_tok, say, smollm2_rollout, tmp_path_factory):
-    python = trainer_python("verifiers")
     tmp = tmp_path_factory.mktemp("verifiers")
     kinds = varied_rollouts(tool_tok, say) | {"smollm2": smollm2_rollout}
     run = tmp / "run"
@@ -29,20 +24,9 @@ def verifiers_read(tool_tok, say, smollm2_rollout, tmp_path_factory):
     (run / "rollouts.jsonl").write_text("".join(r.to_json() + "\n" for r in kinds.values()))
     exported, count = export_verifiers(run, include_errored=True)
     assert count == 6
-    env = side_env(tmp)
-    env["PYTHONPATH"] += f"{os.pathsep}{Path(__file__).parent}"
     side = Path(__file__).with_name("verifiers_side.py")
-    done = subprocess.run(
-        [str(python), str(side), str(exported), str(run / "rollouts.jsonl"), str(tmp / "out.json")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if done.returncode:
-        sys.stderr.write(done.stderr[-6000:])
-    assert done.returncode == 0, "verifiers' side failed (its stderr is above)"
-    return json.loads((tmp / "out.json").read_text()), kinds
+    args = [exported, run / "rollouts.jsonl", tmp / "out.json"]
+    return run_side("verifiers", side, args, tmp / "out.json", timeout=600, extra_path=Path(__file__).parent), kinds
 
 
 def test_verifiers_branches_hold_rollgyms_ids_mask_and_logprobs_token_by_token(verifiers_read):

@@ -164,7 +164,7 @@ def test_export_writes_agent_loop_output_rows_fitted_to_verls_lengths(tool_tok, 
     bad = runner.invoke(app, ["export", str(tmp_path / "run"), "--format", "slurm"])
     assert (
         bad.exit_code == 2
-        and "unknown format 'slurm': trl, verl, skyrl, openrlhf, verifiers, slime or areal" in bad.output
+        and "unknown format 'slurm': trl, verl, skyrl, openrlhf, verifiers, slime, areal or art" in bad.output
     )
 
 

@@ -5,14 +5,11 @@ verl built is checked, token by token, against the rollouts rollgym recorded."""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.trainer_venv import side_env, trainer_python
+from support.trainer_venv import run_side
 
 from rollgym.engines.default_model import smollm2_dir
 from rollgym.rollouts.output import read_rollouts
@@ -22,28 +19,11 @@ RESPONSE_LENGTH = 96
 
 @pytest.fixture(scope="module")
 def verl_batch(tmp_path_factory):
-    python = trainer_python("verl")
     tmp = tmp_path_factory.mktemp("verl")
     work = tmp / "work"
     work.mkdir()
-    env = side_env(tmp)
-    run = subprocess.run(
-        [
-            str(python),
-            str(Path(__file__).with_name("verl_side.py")),
-            str(tmp / "out.json"),
-            str(work),
-            str(smollm2_dir()),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if run.returncode:
-        sys.stderr.write(run.stderr[-6000:])
-    assert run.returncode == 0, "verl's side failed (its stderr is above)"
-    batch = json.loads((tmp / "out.json").read_text())
+    side = Path(__file__).with_name("verl_side.py")
+    batch = run_side("verl", side, [tmp / "out.json", work, smollm2_dir()], tmp / "out.json")
     rollouts = {r.id: r for p in batch["records"] for r in read_rollouts(p)}
     return batch, rollouts
 
