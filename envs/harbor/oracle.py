@@ -6,8 +6,6 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from pydantic import BaseModel, computed_field
-
 from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.harbor.folders import HarborTask, parse_harbor_task
@@ -15,52 +13,30 @@ from rollgym.envs.harbor.images import ensure_harbor_image
 from rollgym.envs.harbor.sandbox_config import image_workdir, task_sandbox
 from rollgym.envs.harbor.verifier import HarborGrade, verify
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxError
-from rollgym.envs.swe.validate import Verdict, one_line
+from rollgym.envs.swe.validate import Verdict, VerdictRow, one_line
 
 SOLUTION_DIR = "/solution"
 
 
-class HarborValidationRow(BaseModel):
-    """One task's verdict (`rollgym validate --json` prints one per line, as for SWE tasks)."""
+class HarborValidationRow(VerdictRow):
+    """A Harbor task's verdict: solution/solve.sh must score 1, doing nothing below 1."""
 
-    instance_id: str
     gold: HarborGrade | None = None  # after solution/solve.sh; None: not verified (see setup_error)
     empty: HarborGrade | None = None  # with nothing done
-    setup_error: str | None = None
-    setup_invalid: bool = False  # that error is the task folder's own (refused or malformed), not the infrastructure's
 
-    @computed_field
-    @property
-    def verdict(self) -> Verdict:
-        """valid; invalid (the task is wrong: fix it); cannot_run (it could not be checked: image, Docker)."""
-        return _verdict(self)[0]
-
-    @computed_field
-    @property
-    def problem(self) -> str:
-        """What is wrong, in one line ("" when valid)."""
-        return _verdict(self)[1]
-
-    @property
-    def ok(self) -> bool:
-        return self.verdict == "valid"
-
-
-def _verdict(row: HarborValidationRow) -> tuple[Verdict, str]:
-    if row.setup_error is not None:
-        return ("invalid" if row.setup_invalid else "cannot_run"), row.setup_error
-    gold, empty = row.gold, row.empty
-    assert gold is not None and empty is not None
-    for what, grade in (("the solution", gold), ("doing nothing", empty)):
-        if grade.status == "task_error":
-            return "invalid", f"{what} could not be verified (task_error: {one_line(grade.error or '')})"
-        if grade.status != "graded":
-            return "cannot_run", f"{what} could not be verified ({grade.status}: {one_line(grade.error or '')})"
-    if gold.reward != 1.0:
-        return "invalid", f"the solution scores {gold.reward:g}, not 1 (tests/test.sh: {one_line(gold.log_tail)})"
-    if empty.reward is not None and empty.reward >= 1.0:
-        return "invalid", f"doing nothing scores {empty.reward:g}: the tests pass without the solution"
-    return "valid", ""
+    def judge(self) -> tuple[Verdict, str]:
+        gold, empty = self.gold, self.empty
+        assert gold is not None and empty is not None
+        for what, grade in (("the solution", gold), ("doing nothing", empty)):
+            if grade.status == "task_error":
+                return "invalid", f"{what} could not be verified (task_error: {one_line(grade.error or '')})"
+            if grade.status != "graded":
+                return "cannot_run", f"{what} could not be verified ({grade.status}: {one_line(grade.error or '')})"
+        if gold.reward != 1.0:
+            return "invalid", f"the solution scores {gold.reward:g}, not 1 (tests/test.sh: {one_line(gold.log_tail)})"
+        if empty.reward is not None and empty.reward >= 1.0:
+            return "invalid", f"doing nothing scores {empty.reward:g}: the tests pass without the solution"
+        return "valid", ""
 
 
 def run_solution(sandbox: DockerSandbox, task: HarborTask) -> str | None:

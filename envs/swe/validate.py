@@ -19,27 +19,46 @@ from rollgym.envs.swe.task import SWETask
 Verdict = Literal["valid", "invalid", "cannot_run"]
 
 
-class ValidationRow(BaseModel):
-    """One task's verdict (`rollgym validate --json` prints one per line)."""
+class VerdictRow(BaseModel):
+    """One task's verdict, as `rollgym validate --json` prints it (one per line), for any kind of task: `judge`
+    says it from the two grades (the task's own answer, and nothing done) unless the task could not be set up."""
 
     instance_id: str
-    f2p_total: int = 0
-    gold: GradeResult | None = None  # None: not graded (see setup_error)
-    empty: GradeResult | None = None
     setup_error: str | None = None  # one line: why the task could not be graded
-    setup_invalid: bool = False  # that error is the row's own (a wrong base_commit), not the infrastructure's
+    setup_invalid: bool = False  # that error is the task's own (a wrong base_commit, a refused folder)
 
     @computed_field
     @property
     def verdict(self) -> Verdict:
-        """valid; invalid (the row is wrong: fix it); cannot_run (it could not be checked: build, Docker, sdist)."""
-        return _verdict(self)[0]
+        """valid; invalid (the task is wrong: fix it); cannot_run (it could not be checked: build, Docker, sdist)."""
+        return self._verdict()[0]
 
     @computed_field
     @property
     def problem(self) -> str:
         """What is wrong, in one line ("" when valid)."""
-        return _verdict(self)[1]
+        return self._verdict()[1]
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "valid"
+
+    def _verdict(self) -> tuple[Verdict, str]:
+        if self.setup_error is not None:
+            return ("invalid" if self.setup_invalid else "cannot_run"), self.setup_error
+        return self.judge()
+
+    def judge(self) -> tuple[Verdict, str]:
+        """The verdict from the grades (both present once setup succeeded)."""
+        raise NotImplementedError
+
+
+class ValidationRow(VerdictRow):
+    """A SWE task's verdict: its gold patch must resolve it, the empty patch must not."""
+
+    f2p_total: int = 0
+    gold: GradeResult | None = None  # None: not graded (see setup_error)
+    empty: GradeResult | None = None
 
     @computed_field
     @property
@@ -49,26 +68,19 @@ class ValidationRow(BaseModel):
             return None
         return sum(o not in F2P_SUCCESS for o in self.empty.f2p.values())
 
-    @property
-    def ok(self) -> bool:
-        return self.verdict == "valid"
-
-
-def _verdict(row: ValidationRow) -> tuple[Verdict, str]:
-    if row.setup_error is not None:
-        return ("invalid" if row.setup_invalid else "cannot_run"), row.setup_error
-    gold, empty = row.gold, row.empty
-    assert gold is not None and empty is not None
-    if gold.status in ("graded", "patch_failed", "task_error") and not gold.resolved:
-        return "invalid", f"gold patch not resolved ({gold.status}: {one_line(gold.error or _failing(gold))})"
-    if not gold.resolved:
-        return "cannot_run", f"gold patch could not be graded ({gold.status}: {one_line(gold.error or '')})"
-    if empty.status == "graded" and empty.resolved:
-        return "invalid", "the empty patch resolves the task (F2P tests do not fail at base_commit)"
-    if empty.status != "graded":
-        kind = "invalid" if empty.status == "task_error" else "cannot_run"
-        return kind, f"empty patch could not be graded ({empty.status}: {one_line(empty.error or '')})"
-    return "valid", ""
+    def judge(self) -> tuple[Verdict, str]:
+        gold, empty = self.gold, self.empty
+        assert gold is not None and empty is not None
+        if gold.status in ("graded", "patch_failed", "task_error") and not gold.resolved:
+            return "invalid", f"gold patch not resolved ({gold.status}: {one_line(gold.error or _failing(gold))})"
+        if not gold.resolved:
+            return "cannot_run", f"gold patch could not be graded ({gold.status}: {one_line(gold.error or '')})"
+        if empty.status == "graded" and empty.resolved:
+            return "invalid", "the empty patch resolves the task (F2P tests do not fail at base_commit)"
+        if empty.status != "graded":
+            kind = "invalid" if empty.status == "task_error" else "cannot_run"
+            return kind, f"empty patch could not be graded ({empty.status}: {one_line(empty.error or '')})"
+        return "valid", ""
 
 
 def _failing(res: GradeResult) -> str:
