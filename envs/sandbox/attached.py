@@ -79,6 +79,16 @@ class AttachedProcess:
         with self._send_lock:
             self._sock.sendall(data)
 
+    def try_send(self, data: bytes, wait_s: float) -> bool:
+        """`send`, unless another write holds stdin for longer than `wait_s`: then False, nothing sent."""
+        if not self._send_lock.acquire(timeout=wait_s):
+            return False
+        try:
+            self._sock.sendall(data)
+        finally:
+            self._send_lock.release()
+        return True
+
     def exit_code(self) -> int | None:
         """The process's exit code once it has ended, else None (also when the daemon cannot say)."""
         try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import socket
 import struct
 import threading
 from concurrent.futures import Future
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import docker
 
+from rollgym.envs.sandbox.attached import AttachedProcess
 from rollgym.envs.sandbox.capture import render_output
 from rollgym.envs.sandbox.errors import SandboxError
 from rollgym.envs.sandbox.models import ExecResult
@@ -34,73 +34,41 @@ class RunnerClient:
     """Talks to `runner_script.py` running inside a container over a hijacked `docker exec` socket."""
 
     def __init__(self, api: docker.APIClient, container_id: str, user: str | None = None) -> None:
-        exec_id = api.exec_create(
-            container_id,
-            ["python3", "-u", "-c", RUNNER_SOURCE],
-            stdin=True,
-            stdout=True,
-            stderr=True,
-            tty=False,
-            user=user or "",
-        )["Id"]
-        raw = api.exec_start(exec_id, socket=True)
-        self._sock: socket.socket = getattr(raw, "_sock", raw)  # pyright: ignore[reportAttributeAccessIssue]  # the socket under docker-py's SocketIO (its private _sock), or the socket itself (ssh, TLS); the stubs cannot say which
-        self._sock.settimeout(None)
         self._ids = itertools.count(1)
         self._pending: dict[int, Future] = {}
         self._lock = threading.Lock()
-        self._send_lock = threading.Lock()
         self._dead: str | None = None
-        self.stderr_tail = bytearray()
-        self._reader = threading.Thread(target=self._read_loop, name="rollgym-runner-reader", daemon=True)
-        self._reader.start()
-
-    # -- framing -------------------------------------------------------------------------------
-    def _recv_exact(self, n: int) -> bytes | None:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self._sock.recv(n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return bytes(buf)
-
-    def _read_loop(self) -> None:
-        """Demultiplex Docker's 8-byte stream frames, then parse the runner's own frames from stdout."""
-        pending = bytearray()
-        try:
-            while True:
-                hdr = self._recv_exact(8)
-                if hdr is None:
-                    break
-                stream, size = hdr[0], struct.unpack(">I", hdr[4:])[0]
-                data = self._recv_exact(size)
-                if data is None:
-                    break
-                if stream == 2:
-                    self.stderr_tail = (self.stderr_tail + data)[-4000:]
-                    continue
-                pending += data
-                while len(pending) >= 4:
-                    hlen = struct.unpack(">I", pending[:4])[0]
-                    if len(pending) < 4 + hlen:
-                        break
-                    header = json.loads(pending[4 : 4 + hlen])
-                    end = 4 + hlen + header.get("out_len", 0)
-                    if len(pending) < end:
-                        break
-                    body = bytes(pending[4 + hlen : end])
-                    del pending[:end]
-                    with self._lock:
-                        fut = self._pending.pop(header.get("id"), None)
-                    if fut is not None and not fut.done():
-                        fut.set_result((header, body))
-        except OSError as exc:
-            self._fail(f"runner connection lost: {exc}")
-            return
-        self._fail(
-            "runner exited" + (f": {self.stderr_tail.decode(errors='replace')[-500:]}" if self.stderr_tail else "")
+        self._frames = bytearray()
+        self._process = AttachedProcess(
+            api, container_id, ["python3", "-u", "-c", RUNNER_SOURCE], self._on_stdout, user=user
         )
+
+    @property
+    def stderr_tail(self) -> bytearray:
+        return self._process.stderr_tail
+
+    def _on_stdout(self, data: bytes | None) -> None:
+        """The runner's own frames, parsed from its stdout as they come; each answers its pending request."""
+        if data is None:
+            tail = self.stderr_tail.decode(errors="replace")[-500:]
+            self._fail("runner exited" + (f": {tail}" if tail else ""))
+            return
+        pending = self._frames
+        pending += data
+        while len(pending) >= 4:
+            hlen = struct.unpack(">I", pending[:4])[0]
+            if len(pending) < 4 + hlen:
+                break
+            header = json.loads(pending[4 : 4 + hlen])
+            end = 4 + hlen + header.get("out_len", 0)
+            if len(pending) < end:
+                break
+            body = bytes(pending[4 + hlen : end])
+            del pending[:end]
+            with self._lock:
+                fut = self._pending.pop(header.get("id"), None)
+            if fut is not None and not fut.done():
+                fut.set_result((header, body))
 
     def _fail(self, why: str) -> None:
         with self._lock:
@@ -120,8 +88,7 @@ class RunnerClient:
                 raise RunnerError(self._dead)
             self._pending[rid] = fut
         try:
-            with self._send_lock:
-                self._sock.sendall(struct.pack(">I", len(raw)) + raw + payload)
+            self._process.send(struct.pack(">I", len(raw)) + raw + payload)
         except OSError as exc:
             self._fail(f"runner connection lost: {exc}")
             raise RunnerError(str(exc)) from exc
@@ -145,16 +112,13 @@ class RunnerClient:
     def renew(self) -> bool:
         """Send one lease heartbeat (the runner passes it to PID 1); False when it cannot go now (the runner is
         gone, or a large upload holds the socket: then the keeper renews through the daemon, lease.py)."""
-        if self._dead is not None or not self._send_lock.acquire(timeout=0.1):
+        if self._dead is not None:
             return False
         try:
-            self._sock.sendall(LEASE_FRAME)
+            return self._process.try_send(LEASE_FRAME, wait_s=0.1)
         except OSError as exc:
             self._fail(f"runner connection lost: {exc}")
             return False
-        finally:
-            self._send_lock.release()
-        return True
 
     def run(
         self,
@@ -193,11 +157,4 @@ class RunnerClient:
     def close(self) -> None:
         """Close the socket; the runner exits on EOF (and dies with its container anyway)."""
         self._fail("runner closed")
-        try:
-            self._sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
-            self._sock.close()
-        except OSError:
-            pass
+        self._process.close()
