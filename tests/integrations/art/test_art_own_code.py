@@ -19,9 +19,9 @@ from rollgym.integrations.art import export_art
 
 
 @pytest.fixture(scope="module")
-def art_read(tool_tok, say, smollm2_art_rollout, tmp_path_factory):
+def art_read(tool_tok, say, smollm2_rollout, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("art")
-    kinds = art_rollouts(tool_tok, say) | {"smollm2": smollm2_art_rollout}
+    kinds = art_rollouts(tool_tok, say) | {"smollm2": smollm2_rollout}
     run = tmp / "run"
     run.mkdir()
     (run / "rollouts.jsonl").write_text("".join(r.to_json() + "\n" for r in kinds.values()))

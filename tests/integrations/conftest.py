@@ -1,5 +1,5 @@
-"""A real SmolLM2-135M Calculator episode (rollgym's in-process engine), generated once for the verifiers room's
-tests: its sampled ids and logprobs are what the converter must carry intact."""
+"""A real SmolLM2-135M Calculator episode (rollgym's in-process engine), generated once for the trainer rooms' tests:
+its sampled ids and logprobs are what each converter must carry intact (and what a trainer's loss recomputes)."""
 
 from __future__ import annotations
 
