@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rollgym.envs.harbor.mcp import mcp_refusals
+
 NetworkMode = Literal["no-network", "public", "allowlist"]
 
 
@@ -88,8 +90,7 @@ class HarborTaskConfig(HarborSection):
             out.append(f"[environment] os = {env.os!r} (only Linux containers are supported)")
         if env.gpus:
             out.append("[environment] gpus (GPU sandboxes are not supported yet)")
-        if env.mcp_servers:
-            out.append("[environment] mcp_servers (MCP servers as tools are not yet supported for Harbor tasks)")
+        out.extend(mcp_refusals(env.mcp_servers))
         if "allowlist" in (env.network_mode, self.agent.network_mode, self.verifier.network_mode):
             out.append("network_mode = 'allowlist' (the sandbox has no network or the Docker network, nothing between)")
         verifier_net = self.verifier.network_mode

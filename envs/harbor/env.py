@@ -15,6 +15,7 @@ from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.harbor.errors import RewardFileError, VerifierInfraError, VerifierTimeoutError
 from rollgym.envs.harbor.folders import HarborTask, parse_harbor_task
 from rollgym.envs.harbor.images import ensure_harbor_image
+from rollgym.envs.harbor.mcp import harbor_mcp_servers
 from rollgym.envs.harbor.sandbox_config import image_workdir, task_sandbox
 from rollgym.envs.harbor.verifier import HarborGrade, verify
 from rollgym.envs.sandbox import SandboxConfig, SandboxError, start_sandbox
@@ -57,6 +58,7 @@ class HarborEnv(SWEEnv):
             nudge=nudge,
         )
         self.harbor_task: HarborTask | None = None
+        self.own_mcp_servers = self.mcp_servers  # the class's; each task's own are added at setup
         self.deadline: float | None = None  # [agent] timeout_sec from setup, on the monotonic clock
 
     @classmethod
@@ -85,6 +87,8 @@ class HarborEnv(SWEEnv):
         if task is None:
             raise InvalidTaskError("rollgym/Harbor-v0 needs a task: reset(options={'task': row})")
         t = self.harbor_task = await asyncio.to_thread(parse_harbor_task, task)
+        task_servers = harbor_mcp_servers(t.task_id, t.config.environment.mcp_servers)
+        self.mcp_servers = (*self.own_mcp_servers, *task_servers)  # started in the sandbox, after this setup
         self.grade, self.final_diff, self.nudges = None, None, 0
         client = home_client(self.sandbox_overrides.get("docker_host"))
         image = await asyncio.to_thread(ensure_harbor_image, t, lambda _m: None, client)

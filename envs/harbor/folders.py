@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.harbor.config import HarborTaskConfig
 from rollgym.envs.harbor.errors import UnsupportedTaskError
+from rollgym.envs.harbor.mcp import harbor_mcp_servers
 
 TASK_FILE = "task.toml"
 COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
@@ -86,6 +87,7 @@ def read_task(task_dir: str | os.PathLike) -> HarborTask:
         raise InvalidTaskError(f"{task.task_id}: tests/test.sh is missing")
     if config.environment.docker_image is None and not (task.environment_dir / "Dockerfile").is_file():
         raise InvalidTaskError(f"{task.task_id}: neither [environment] docker_image nor environment/Dockerfile")
+    harbor_mcp_servers(task.task_id, config.environment.mcp_servers)  # checked here, started with each episode
     return task
 
 

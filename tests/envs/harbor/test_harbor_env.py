@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import shutil
+import socket
 from pathlib import Path
 
 import docker
@@ -58,13 +59,15 @@ def _run(task_rows: list[dict], engine, tool_tok, n: int = 1, max_turns: int = 4
     )
 
 
-def test_validate_both_task_folders_by_path(harbor_images):
+def test_validate_the_task_folders_by_path(harbor_images):
     done = CliRunner().invoke(app, ["validate", str(harbor_images), "--json"])
     assert done.exit_code == 0, done.output
     rows = {r["instance_id"]: r for r in map(json.loads, re.findall(r"^\{.*\}$", done.output, re.M))}
-    assert {k: r["verdict"] for k, r in rows.items()} == {"partial-credit": "valid", "write-greeting": "valid"}
+    assert {k: r["verdict"] for k, r in rows.items()} == dict.fromkeys(
+        ("partial-credit", "use-mcp-tool", "write-greeting"), "valid"
+    )
     assert rows["partial-credit"]["gold"]["components"] == {"reward": 1.0, "add": 1.0, "mul": 1.0}
-    assert rows["partial-credit"]["empty"]["reward"] == 0.0 and rows["write-greeting"]["empty"]["reward"] == 0.0
+    assert {r["empty"]["reward"] for r in rows.values()} == {0.0}
 
 
 def test_a_task_whose_tests_pass_without_the_solution_is_invalid(harbor_images, tmp_path):
@@ -85,6 +88,29 @@ def test_scripted_model_solves_both_tasks_through_the_tool_loop(harbor_images, t
     )
     assert half.error is None and half.reward == 0.5
     assert half.reward_components == {"reward": 0.5, "add": 1.0, "mul": 0.0}
+
+
+def test_a_tasks_mcp_server_runs_in_its_sandbox_and_its_tool_is_called_through_the_loop(harbor_images, tool_tok, say):
+    """`[[environment.mcp_servers]]`: the stdio server starts inside the task's container, its `where` tool joins
+    bash and the editor, and the model solves the task from the tool's answer (the container's hostname)."""
+
+    def model(prompt, _sampling):
+        text = tool_tok.decode(list(prompt))
+        turn = text.count("<|im_start|>assistant") - 1
+        if turn == 0:
+            return say.call("where")
+        if turn == 1:
+            host = json.loads(re.findall(r'\{"hostname".*?\}', text)[-1])["hostname"]
+            return say.call("bash", command=f"echo {host} > /app/host.txt")
+        return say.call("submit")
+
+    [r] = _run([_row("use-mcp-tool")], ScriptedEngine(model), tool_tok)
+    assert r.error is None and r.reward == 1.0, r.error
+    where = r.turns[0].tool_calls[0]
+    assert where.name == "where" and not where.failed, where
+    seen = json.loads(where.result)
+    assert seen["in_container"] and seen["hostname"] != socket.gethostname()  # inside the sandbox, not on the host
+    assert [c.name for t in r.turns for c in t.tool_calls] == ["where", "bash", "submit"]
 
 
 def test_a_model_that_writes_its_own_reward_gets_nothing_and_cannot_see_the_tests(harbor_images, tool_tok, say):
@@ -191,7 +217,7 @@ def test_images_build_builds_a_datasets_images_ahead_and_names_a_missing_base(ha
     built = CliRunner().invoke(app, ["images", "build", str(root)])
     assert built.exit_code == 0, built.output
     assert (
-        f"[1/2] partial-credit: {PREBUILT}" in built.output and "[2/2] write-greeting: rollgym-harbor/" in built.output
+        f"[1/3] partial-credit: {PREBUILT}" in built.output and "[3/3] write-greeting: rollgym-harbor/" in built.output
     )
     (root / "write-greeting" / "environment" / "Dockerfile").write_text("FROM rollgym-tests/no-such-base:v1\n")
     missing = CliRunner().invoke(app, ["images", "build", str(root)])

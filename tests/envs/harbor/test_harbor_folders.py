@@ -15,6 +15,7 @@ from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.harbor.errors import UnsupportedTaskError
 from rollgym.envs.harbor.folders import read_task
 from rollgym.envs.harbor.images import base_images
+from rollgym.envs.harbor.mcp import harbor_mcp_servers
 from rollgym.envs.harbor.sandbox_config import task_sandbox
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "harbor"
@@ -26,8 +27,8 @@ def _copy(tmp_path: Path, name: str = "write-greeting") -> Path:
 
 def test_load_tasks_reads_a_dataset_folder_and_one_task_folder():
     rows = rg.load_tasks("rollgym/Harbor-v0", str(FIXTURES))
-    assert [r["task_id"] for r in rows] == ["partial-credit", "write-greeting"]
-    assert rg.load_tasks("rollgym/Harbor-v0", str(FIXTURES / "write-greeting")) == [rows[1]]
+    assert [r["task_id"] for r in rows] == ["partial-credit", "use-mcp-tool", "write-greeting"]
+    assert rg.load_tasks("rollgym/Harbor-v0", str(FIXTURES / "write-greeting")) == [rows[2]]
 
 
 def test_task_toml_gives_the_sandbox_its_resources_and_no_network():
@@ -58,7 +59,8 @@ def test_network_is_the_bridge_only_when_the_task_allows_it(tmp_path):
 @pytest.mark.parametrize(
     ("extra", "named"),
     [
-        ('mcp_servers = [{name = "fs", transport = "stdio", command = "server"}]', "mcp_servers"),
+        ('mcp_servers = [{name = "fs", url = "http://mcp:8000/sse"}]', "'fs': transport = 'sse'"),  # Harbor's default
+        ('mcp_servers = [{name = "fs", transport = "sse", url = "http://mcp:8000/sse"}]', "streamable-http"),
         ('os = "windows"', "os = 'windows'"),
         ('network_mode = "allowlist"\nallowed_hosts = ["pypi.org"]', "allowlist"),
         ("gpus = 1", "gpus"),
@@ -69,6 +71,27 @@ def test_a_feature_rollgym_does_not_run_is_refused_by_name(tmp_path, extra, name
     toml = folder / "task.toml"
     toml.write_text(toml.read_text().replace("[environment]", f"[environment]\n{extra}"))
     with pytest.raises(UnsupportedTaskError, match=named):
+        read_task(folder)
+
+
+def test_a_tasks_mcp_servers_are_read_as_harbor_declares_them(tmp_path):
+    """stdio and streamable-http (Harbor's `http` too) servers are rollgym's; a malformed entry makes the task
+    invalid, naming the server."""
+    (plain,) = harbor_mcp_servers("t", read_task(FIXTURES / "use-mcp-tool").config.environment.mcp_servers)
+    assert (plain.name, plain.is_stdio, plain.host, plain.args) == (
+        "plain",
+        True,
+        False,
+        ["-u", "/opt/mcp/plain_server.py"],
+    )
+    (http,) = harbor_mcp_servers("t", [{"name": "kb", "transport": "http", "url": "http://mcp:8000/mcp"}])
+    assert http.transport == "streamable-http" and http.url == "http://mcp:8000/mcp"
+    folder = _copy(tmp_path)
+    toml = folder / "task.toml"
+    toml.write_text(
+        toml.read_text().replace("[environment]", '[environment]\nmcp_servers = [{name = "x", transport = "stdio"}]')
+    )
+    with pytest.raises(InvalidTaskError, match="'x' is not valid"):
         read_task(folder)
 
 
