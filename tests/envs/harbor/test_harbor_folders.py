@@ -118,3 +118,9 @@ def test_harbor_env_is_registered_by_name_and_imported_only_when_made():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "HarborEnv", done.stderr
+
+
+def test_the_mcp_task_ships_the_server_the_mcp_tests_drive():
+    """A Docker build context holds only its own folder, so the task carries a copy: the two stay one server."""
+    shipped = FIXTURES / "use-mcp-tool" / "environment" / "plain_server.py"
+    assert shipped.read_bytes() == (FIXTURES.parent / "mcp" / "plain_server.py").read_bytes()
