@@ -1,6 +1,7 @@
 """Harbor task folders through rollgym, for real: validated by the CLI (solution 1, nothing below 1), solved through
-the tool loop by a scripted model, sampled by the real small model (recorded token-exact, graded); a model that writes
-its own reward gets 0; the agent's shell sees neither tests/ nor solution/; faulty tasks fail alone, by category."""
+the tool loop by a scripted model; each task sampled by the real small model and run by a script agent (recorded
+token-exact, graded); a model that writes its own reward gets 0; the agent's shell sees neither tests/ nor solution/;
+faulty tasks fail alone, by category."""
 
 from __future__ import annotations
 
@@ -157,44 +158,64 @@ def test_faulty_tasks_fail_alone_each_with_its_category(harbor_images, tmp_path,
     assert slow_build.error.type == "ImageError" and "build_timeout_sec=2" in slow_build.error.message
 
 
-def test_real_small_model_through_generate_is_recorded_token_exact_and_graded(harbor_images, tmp_path):
+#: what each fixture task's verifier reports beside `reward` (reward.json's named components)
+COMPONENTS = {"write-greeting": set(), "partial-credit": {"add", "mul"}, "use-mcp-tool": set()}
+
+
+def _tool_names(rollout) -> set[str]:
+    return {(t.get("function") or t)["name"] for t in rollout.tools}
+
+
+@pytest.mark.parametrize("task", ["write-greeting", "partial-credit", "use-mcp-tool"])
+def test_real_small_model_through_generate_is_recorded_token_exact_and_graded(harbor_images, tmp_path, tool_tok, task):
+    """Each task through the tool loop with the real small model (2 turns x 16 tokens: it solves none of them): each
+    rollout token-exact, graded by the task's own verifier, no infrastructure error."""
     out = tmp_path / "run"
-    args = [
-        "generate",
-        "--env",
-        "rollgym/Harbor-v0",
-        "--tasks",
-        str(TASKS / "write-greeting"),
-        "--model",
-        "smollm2-135m",
-    ]
-    done = CliRunner().invoke(app, [*args, "--n", "1", "--max-turns", "1", "--max-tokens", "16", "--out", str(out)])
+    args = ["generate", "--env", "rollgym/Harbor-v0", "--tasks", str(TASKS / task), "--model", "smollm2-135m"]
+    done = CliRunner().invoke(app, [*args, "--n", "1", "--max-turns", "2", "--max-tokens", "16", "--out", str(out)])
     assert done.exit_code == 0, done.output
     [r] = list(read_rollouts(out / "rollouts.jsonl"))
-    assert r.error is None and r.reward == 0.0 and r.token_exact, r.error  # it does not solve it, and it is graded
+    assert r.task_id == task and r.error is None and r.token_exact, r.error
+    assert 0.0 <= r.reward <= 1.0 and r.reward_components.get("reward", r.reward) == r.reward
+    assert COMPONENTS[task] <= set(r.reward_components), r.reward_components  # reward.json's keys: its verifier ran
     view = r.token_view()
     assert len(view["completion_ids"]) == len(view["logprobs"]) == len(view["env_mask"]) > 0
     assert all(lp <= 0.0 for lp, m in zip(view["logprobs"], view["env_mask"], strict=True) if m)
+    assert {"bash", "submit"} <= _tool_names(r)
+    if task == "use-mcp-tool":  # the task's MCP server's tool is offered to the model, in its tools and its prompt
+        assert "where" in _tool_names(r), _tool_names(r)
+        assert '"where"' in tool_tok.decode(list(r.prompt_ids))
 
 
-def test_an_agent_inside_the_sandbox_solves_a_harbor_task(harbor_images, tool_tok, tmp_path):
-    """The agents machinery is not tied to the SWE environment: a script agent runs in the Harbor task's container,
-    its model call recorded through the proxy, and Harbor's verifier grades what it left."""
+#: per task, what the script agent does after asking the model, and the reward Harbor's verifier gives it
+AGENT_ACTS = {
+    "write-greeting": ("open('/app/greeting.txt', 'w').write('hello harbor\\n')", 1.0),
+    "partial-credit": (  # half the task: `add` only
+        "p = '/work/calc.py'; s = open(p).read(); open(p, 'w').write(s.replace('return a - b', 'return a + b'))",
+        0.5,
+    ),
+    "use-mcp-tool": ("import socket; open('/app/host.txt', 'w').write(socket.gethostname() + '\\n')", 1.0),
+}
+
+
+@pytest.mark.parametrize("task", list(AGENT_ACTS))
+def test_an_agent_inside_the_sandbox_solves_a_harbor_task(harbor_images, tool_tok, tmp_path, task):
+    """The agents machinery is not tied to the SWE environment: a script agent runs in each Harbor task's container,
+    its model call (the real small model) recorded through the proxy, and Harbor's verifier grades what it left."""
     from support.agent import ScriptAgent
 
     from rollgym.engines.transformers_engine import TransformersEngine
 
-    script = (
-        "print('model said:', ask(sys.argv[1][:200], 4))\nopen('/app/greeting.txt', 'w').write('hello harbor\\n')\n"
-    )
+    act, reward = AGENT_ACTS[task]
+    script = f"import sys\nprint('model said:', ask(sys.argv[1][:200], 4))\n{act}\n"
     policy = rg.Policy(engine=TransformersEngine("smollm2-135m"), tokenizer=tool_tok)
-    rows = [_row("write-greeting")]
     summary = rg.run_agents(
-        ScriptAgent("import sys\n" + script, timeout_s=120), rows, policy, out=tmp_path / "run", env="rollgym/Harbor-v0"
+        ScriptAgent(script, timeout_s=120), [_row(task)], policy, out=tmp_path / "run", env="rollgym/Harbor-v0"
     )
     (rollout,) = rg.read_rollouts(tmp_path / "run" / "rollouts.jsonl")
     assert summary.rollouts == 1 and rollout.error is None, rollout.error
-    assert rollout.token_exact and len(rollout.turns) == 1 and rollout.reward == 1.0, rollout.reward_components
+    assert rollout.token_exact and len(rollout.turns) == 1, rollout.turns
+    assert rollout.reward == reward and COMPONENTS[task] <= set(rollout.reward_components), rollout.reward_components
 
 
 def test_the_agents_time_limit_ends_the_episode_and_it_is_graded(harbor_images, tmp_path, tool_tok, say):
