@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 
 def run_validate_harbor(source: str, workers: int, only: list[str] | None, as_json: bool) -> int:
     """Validate the Harbor task folders at `source`: 0 all valid; 1 some invalid; 3 some could not be run."""
-    from rollgym.cli.swe import CANNOT_RUN, INVALID, USAGE, VALID, interruptible, need_docker
+    from rollgym.cli.swe import USAGE, interruptible, need_docker, report_verdicts
     from rollgym.envs.harbor.folders import harbor_rows
     from rollgym.envs.harbor.oracle import validate_harbor_tasks
 
@@ -31,13 +30,7 @@ def run_validate_harbor(source: str, workers: int, only: list[str] | None, as_js
 
     def job() -> int:
         results = validate_harbor_tasks(rows, workers=workers, log=lambda m: typer.echo(m, err=True))
-        if as_json:
-            for r in results:
-                typer.echo(r.model_dump_json())
-        else:
-            Console(width=200).print(harbor_table(results))
-        verdicts = {r.verdict for r in results}
-        return INVALID if "invalid" in verdicts else CANNOT_RUN if "cannot_run" in verdicts else VALID
+        return report_verdicts(results, as_json, harbor_table)
 
     return interruptible(job)
 

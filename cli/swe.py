@@ -4,7 +4,8 @@ that tell an invalid task (1) from one that could not be run (3)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -77,15 +78,20 @@ def run_validate(source: str, workers: int, only: list[str] | None, as_json: boo
 
     def job() -> int:
         results = validate_tasks(rows, workers=workers, log=lambda m: typer.echo(m, err=True))
-        if as_json:
-            for r in results:
-                typer.echo(r.model_dump_json())
-        else:
-            Console(width=200).print(validate_table(results))
-        verdicts = {r.verdict for r in results}
-        return INVALID if "invalid" in verdicts else CANNOT_RUN if "cannot_run" in verdicts else VALID
+        return report_verdicts(results, as_json, validate_table)
 
     return interruptible(job)
+
+
+def report_verdicts(results: list[Any], as_json: bool, table: Callable[[list[Any]], Table]) -> int:
+    """Print the verdict rows (JSON lines, or `table`'s table) and return validate's exit code for them."""
+    if as_json:
+        for r in results:
+            typer.echo(r.model_dump_json())
+    else:
+        Console(width=200).print(table(results))
+    verdicts = {r.verdict for r in results}
+    return INVALID if "invalid" in verdicts else CANNOT_RUN if "cannot_run" in verdicts else VALID
 
 
 def validate_table(results: list[ValidationRow]) -> Table:

@@ -7,7 +7,9 @@ rollout turned into a sample no gradient flows through.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -165,11 +167,25 @@ def _versions(rollout: Rollout, k: int, count: int) -> list[int | None]:
     return concat_turns(runs[k], keep_trailing_bridge=k < count - 1, versions=True)["versions"]
 
 
+def stored_rollouts(run_dir: str | Path, include_errored: bool = False) -> list[Rollout]:
+    """A run directory's rollouts for an offline export: errored ones only with `include_errored`; none is a
+    `UsageError`."""
+    path = Path(run_dir) / ROLLOUTS_FILE
+    rollouts = [r for r in read_rollouts(path) if include_errored or r.error is None]
+    if not rollouts:
+        raise UsageError(f"no exportable rollouts in {path} (errored ones need --include-errored)")
+    return rollouts
+
+
 def stored_samples(run_dir: str | Path, include_errored: bool = False) -> list[TrainingSample]:
     """The training samples of a run directory's `rollouts.jsonl`, for an offline export: errored rollouts only with
     `include_errored` (then as masked samples with reward 0); a run with none is a `UsageError`."""
-    path = Path(run_dir) / ROLLOUTS_FILE
-    samples = [s for r in read_rollouts(path) if include_errored or r.error is None for s in training_samples(r)]
-    if not samples:
-        raise UsageError(f"no exportable rollouts in {path} (errored ones need --include-errored)")
-    return samples
+    return [s for r in stored_rollouts(run_dir, include_errored) for s in training_samples(r)]
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    """Write one JSON object per line (an export's file) and return its path."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path

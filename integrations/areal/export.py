@@ -3,11 +3,10 @@ failed rollouts left out (AReaL rejects them)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rollgym.integrations.areal.episode_tensors import episode_rows
-from rollgym.integrations.training_samples import stored_samples
+from rollgym.integrations.training_samples import stored_samples, write_jsonl
 
 
 def export_areal(run_dir: str | Path, out: str | Path | None = None) -> tuple[Path, int]:
@@ -17,8 +16,5 @@ def export_areal(run_dir: str | Path, out: str | Path | None = None) -> tuple[Pa
         for s in stored_samples(run_dir)
         if (episode := episode_rows(s)) is not None
     ]
-    path = Path(out) if out else Path(run_dir) / "areal.jsonl"
-    with open(path, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row) + "\n")
+    path = write_jsonl(Path(out) if out else Path(run_dir) / "areal.jsonl", rows)
     return path, len(rows)

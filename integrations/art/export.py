@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rollgym.errors import UsageError
 from rollgym.integrations.art.trajectory_record import group_records
-from rollgym.rollouts.output import ROLLOUTS_FILE, read_rollouts
+from rollgym.integrations.training_samples import stored_rollouts, write_jsonl
+from rollgym.rollouts.output import ROLLOUTS_FILE
 
 
 def export_art(
@@ -17,13 +17,10 @@ def export_art(
     """Write `run_dir/art.jsonl` (or `out`): one group per line; errored rollouts only with `include_errored`, then in
     their group's `exceptions`, as ART's gather records a rollout that raised. Returns the path and trajectory count."""
     run_dir = Path(run_dir)
-    rollouts = [r for r in read_rollouts(run_dir / ROLLOUTS_FILE) if include_errored or r.error is None]
+    rollouts = stored_rollouts(run_dir, include_errored)
     groups = group_records(rollouts)
     count = sum(len(g["trajectories"]) for g in groups)
     if not count:
         raise UsageError(f"no exportable rollouts in {run_dir / ROLLOUTS_FILE} (errored ones need --include-errored)")
-    path = Path(out) if out else run_dir / "art.jsonl"
-    with open(path, "w", encoding="utf-8") as fh:
-        for group in groups:
-            fh.write(json.dumps(group, ensure_ascii=False) + "\n")
+    path = write_jsonl(Path(out) if out else run_dir / "art.jsonl", groups)
     return path, count

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rollgym.integrations.slime.sample_fields import slime_samples
-from rollgym.integrations.training_samples import stored_samples
+from rollgym.integrations.training_samples import stored_samples, write_jsonl
 
 
 def export_slime(
@@ -18,8 +17,5 @@ def export_slime(
 ) -> tuple[Path, int]:
     """Write `run_dir/slime.jsonl` (or `out`): `Sample(**row)` per line, with `status` given to `Sample.Status`."""
     rows = slime_samples(stored_samples(run_dir, include_errored), max_response=response_length)
-    path = Path(out) if out else Path(run_dir) / "slime.jsonl"
-    with open(path, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    path = write_jsonl(Path(out) if out else Path(run_dir) / "slime.jsonl", rows)
     return path, len(rows)

@@ -3,10 +3,9 @@ prompt and response lengths, each with its GRPO group (`uid`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from rollgym.integrations.training_samples import stored_samples
+from rollgym.integrations.training_samples import stored_samples, write_jsonl
 from rollgym.integrations.verl.agent_loop_output import verl_rows
 
 
@@ -22,8 +21,5 @@ def export_verl(
     errored rollouts only with `include_errored`, then fully masked with reward 0. Returns the path and row count."""
     samples = stored_samples(run_dir, include_errored)
     rows = verl_rows(samples, prompt_length=prompt_length, response_length=response_length)
-    path = Path(out) if out else Path(run_dir) / "verl.jsonl"
-    with open(path, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    path = write_jsonl(Path(out) if out else Path(run_dir) / "verl.jsonl", rows)
     return path, len(rows)
