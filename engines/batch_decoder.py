@@ -74,6 +74,7 @@ class BatchDecoder:
         self._device = next(model.parameters()).device
         self._pad_id = min(eos_token_ids) if eos_token_ids else 0
         self._keep_kwarg = self._logits_kwarg()
+        self._cache_kwarg = self._cache_kwarg_name()
         self._lock = lock_for(model)
         self.closing = threading.Event()  # set by the engine: running rows end with "abort"
         self.prefix_cache = (
@@ -103,12 +104,21 @@ class BatchDecoder:
                 return name
         return None
 
+    def _cache_kwarg_name(self) -> str:
+        """`cache` where the model's forward takes it (transformers 5.24 renamed `past_key_values`, which still works
+        with a deprecation warning per call), else `past_key_values`."""
+        try:
+            params = inspect.signature(self._model.forward).parameters
+        except (TypeError, ValueError):
+            return "past_key_values"
+        return "cache" if "cache" in params else "past_key_values"
+
     def _forward(self, input_ids, attention_mask, position_ids, cache) -> torch.Tensor:
         kwargs: dict[str, Any] = {
             "input_ids": input_ids,
             "attention_mask": attention_mask,
             "position_ids": position_ids,
-            "past_key_values": cache,
+            self._cache_kwarg: cache,
             "use_cache": True,
         }
         if self._keep_kwarg:

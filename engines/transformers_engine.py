@@ -88,8 +88,11 @@ class TransformersEngine:
         live = not isinstance(model, (str, Path))
         if not live:
             from transformers import AutoModelForCausalLM
+            from transformers.utils import logging as hf_logging
 
             directory = resolve_model_dir(str(model))
+            bar = hf_logging.is_progress_bar_enabled()
+            hf_logging.disable_progress_bar()  # a local directory loads in a second: its bar is only noise
             try:
                 self._model = AutoModelForCausalLM.from_pretrained(str(directory), dtype=dtype or torch.float32)
             except (OSError, ValueError) as exc:
@@ -97,6 +100,9 @@ class TransformersEngine:
                     f"could not load a causal LM from {directory}: {exc}; it must be a Hugging Face model directory "
                     "(config.json, weights, tokenizer files) of a text-generation model"
                 ) from None
+            finally:
+                if bar:
+                    hf_logging.enable_progress_bar()
             if device is not None:
                 self._model.to(device)  # pyright: ignore[reportArgumentType]  # transformers wraps `to` in functools.wraps(Module.to): pyright then binds `device` to `self`
             self._model.eval()
