@@ -2,7 +2,7 @@
 
 `import rollgym.envs` registers the built-in environments with gymnasium (`rollgym/Calculator-v0`,
 `rollgym/SWE-v0`, `rollgym/Harbor-v0`, `rollgym/ToolDB-v0`) and the ids of the suites it catalogues
-(`reasoning_gym/<generator>-v0`; no suite is imported); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and
+(`reasoning_gym/<generator>-v0`, `bfcl/<category>-v0`; no suite is imported); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and
 makes in one go.
 Imports nothing else of rollgym's (not tokenization, not rollouts) but `rollgym.errors`, the error tree's root.
 """
@@ -30,6 +30,7 @@ from rollgym.envs.core.agent_sandbox import AgentWorkspace, SandboxedEnv, is_san
 from rollgym.envs.core.run_records import register_run_recorder
 from rollgym.envs.core.suites import Suite, SuiteNotInstalledError
 from rollgym.envs.core.task_sources import register_task_reader, register_task_source
+from rollgym.envs.suites.bfcl import register_categories
 from rollgym.envs.suites.reasoning_gym import register_generators
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
@@ -38,6 +39,7 @@ register_env("rollgym/Harbor-v0", "rollgym.envs.harbor.env:HarborEnv")
 register_env("rollgym/ToolDB-v0", "rollgym.envs.tooldb.env:ToolDBEnv")
 # Other packages' suites, by entry point: each is imported when one of its environments is made (docs/catalogue.md).
 register_generators()
+register_categories()
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
