@@ -11,7 +11,7 @@ import sys
 import uuid
 from typing import Any
 
-from rollgym.envs.core.tools import Tool, ToolFailure
+from rollgym.envs.core.tools import Tool, ToolFailure, ToolSet
 
 #: the module whose globals hold BFCL's backend instances, keyed by model name and entry id
 _UTILS = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils"
@@ -103,9 +103,11 @@ def max_steps_per_turn() -> int:
 
 class BFCLTool(Tool):
     """One function of an entry's backends, shown with BFCL's own doc (as BFCL compiles it for OpenAI-style function
-    calling) and run by BFCL; arguments go to BFCL as the model sent them, so BFCL's own errors reach the model."""
+    calling) and run by BFCL; arguments go to BFCL as the model sent them, so BFCL's own errors reach the model.
+    `shown=False`: a held-out function (miss_func), callable all along as in BFCL, whose doc comes in a later turn."""
 
-    def __init__(self, schema: dict[str, Any], env: Any) -> None:
+    def __init__(self, schema: dict[str, Any], env: Any, shown: bool = True) -> None:
+        self.shown = shown
         function = schema["function"]
         self.name = function["name"]
         self.description = function.get("description") or self.name
@@ -125,3 +127,14 @@ class BFCLTool(Tool):
         if episode.steps_this_turn() > max_steps_per_turn():
             self.env.finish("force_quit")  # BFCL's inference gives up on the entry after this many steps in a turn
         return result
+
+
+class BFCLToolSet(ToolSet):
+    """An entry's tools: the schemas shown at reset are those of the functions BFCL offers from the start."""
+
+    def schemas(self) -> list[dict]:
+        return [
+            schema
+            for schema, t in zip(super().schemas(), self.tools.values(), strict=True)
+            if getattr(t, "shown", True)
+        ]

@@ -11,11 +11,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from rollgym.envs.core import Env, InvalidTaskError
+from rollgym.envs.core.errors import UnknownEnvironmentError
 from rollgym.envs.core.spaces import action_space
 from rollgym.envs.core.suites import require_installed
-from rollgym.envs.core.tools import ToolSet
-from rollgym.envs.suites.bfcl.calls import BFCLTool, Episode
-from rollgym.envs.core.errors import UnknownEnvironmentError
+from rollgym.envs.suites.bfcl.calls import BFCLTool, BFCLToolSet, Episode
 from rollgym.envs.suites.bfcl.categories import BFCL_VERSION, CATEGORIES, REFUSED, SUITE, env_id, refuse
 from rollgym.envs.suites.bfcl.entries import BFCLEntry, BFCLRow, default_rows, entry_of
 from rollgym.envs.suites.bfcl.scoring import bfcl_verdict
@@ -45,7 +44,10 @@ def held_out_message(functions: list[dict[str, Any]]) -> dict[str, str]:
     as its prompting handlers send it (the tools shown at the start do not change within an episode)."""
     from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING
 
-    return {"role": "user", "content": DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING.format(functions=functions)}
+    return {
+        "role": "user",
+        "content": DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING.format(functions=functions),
+    }
 
 
 class BFCLEnv(Env):
@@ -79,20 +81,21 @@ class BFCLEnv(Env):
         self.episode = Episode(entry)
         self.user_turn = 0
         self.verdict = {}
-        tools = [BFCLTool(schema, self) for schema in tool_schemas(entry.id, entry.function)]
-        self.toolset = ToolSet(tools)
+        shown = [BFCLTool(schema, self) for schema in tool_schemas(entry.id, entry.function)]
+        held_out = [f for functions in entry.missed_function.values() for f in functions]
+        hidden = (
+            [BFCLTool(schema, self, shown=False) for schema in tool_schemas(entry.id, held_out)] if held_out else []
+        )
+        self.toolset = BFCLToolSet(shown + hidden)
         self.action_space = action_space(list(self.toolset.tools))
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         return system + self._turn_messages(0), {"task_id": entry.id, "category": entry.category}
 
     def _turn_messages(self, index: int) -> list[dict[str, Any]]:
-        """The messages that open user turn `index`; a held-out functions turn also makes those functions callable."""
+        """The messages that open user turn `index` (a turn that adds held-out functions: their docs)."""
         assert self.entry is not None
         held_out = self.entry.missed_function.get(str(index))
         if held_out:
-            for schema in tool_schemas(self.entry.id, held_out):
-                self.toolset.tools[schema["function"]["name"]] = BFCLTool(schema, self)
-            self.action_space = action_space(list(self.toolset.tools))
             return [held_out_message(held_out)]
         return [dict(message) for message in self.entry.question[index]]
 

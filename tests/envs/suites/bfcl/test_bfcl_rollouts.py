@@ -135,7 +135,9 @@ async def test_the_reward_is_what_bfcls_own_checker_says_of_the_same_calls(tool_
         for category, group in by_category.items():
             scripts = {k: _variants(e)[variant] for k, e in zip(scripts_of(group), group, strict=True)}
             rows = [{"task_id": e.id} for e in group]
-            rollouts = await rg.run_rollouts(f"bfcl/{category}-v0", rows, scripted_policy(tool_tok, scripts), limits=LIMITS)
+            rollouts = await rg.run_rollouts(
+                f"bfcl/{category}-v0", rows, scripted_policy(tool_tok, scripts), limits=LIMITS
+            )
             for rollout in rollouts:
                 assert rollout.error is None, rollout.error
                 own = bfcls_own_verdict(rollout.task_id, bfcl_calls(rollout))
@@ -151,7 +153,12 @@ async def test_bfcls_checker_raising_is_the_rollouts_error_and_the_batch_goes_on
     first call (a tool error the model reads) and BFCL's checker raises when scoring: a `ScorerError`."""
     entries = category_entries("multi_turn_base")
     real = entries["multi_turn_base_1"]
-    broken = real.model_copy(update={"id": "multi_turn_base_9999", "initial_config": {"GorillaFileSystem": {"root": {"alex": {"type": "directory"}}}}})
+    broken = real.model_copy(
+        update={
+            "id": "multi_turn_base_9999",
+            "initial_config": {"GorillaFileSystem": {"root": {"alex": {"type": "directory"}}}},
+        }
+    )
     monkeypatch.setitem(entries, broken.id, broken)
     policy = scripted_policy(tool_tok, scripts_of([real]))
     rows = [{"task_id": broken.id}, {"task_id": real.id}]
@@ -195,14 +202,14 @@ def test_a_malformed_call_is_answered_with_a_clear_message_and_bfcl_never_evalua
 
 @pytest.mark.slow
 async def test_one_short_episode_with_the_real_smollm2_is_token_exact(tool_tok, smollm2_fp32):
-    """SmolLM2-135M plays the shortest entry (the fewest tool docs) for a few turns; the sampled tokens' logprobs are
+    """SmolLM2-135M plays the entry with the fewest tool docs for two turns; the sampled tokens' logprobs are
     the model's own under the whole recorded sequence (a teacher-forced float32 replay), the rest are the env's."""
     from support.vllm import assert_token_exact
 
     from rollgym.engines.transformers_engine import TransformersEngine
 
     policy = rg.Policy(engine=TransformersEngine("smollm2-135m"), tokenizer=tool_tok)
-    limits = rg.Limits(max_turns=3, max_tokens_per_turn=24)
+    limits = rg.Limits(max_turns=2, max_tokens_per_turn=16)
     (rollout,) = await rg.run_rollouts(
         "bfcl/multi_turn_miss_func-v0", [{"task_id": "multi_turn_miss_func_121"}], policy, limits=limits
     )
@@ -214,8 +221,21 @@ async def test_one_short_episode_with_the_real_smollm2_is_token_exact(tool_tok, 
 
 @pytest.mark.slow
 def test_rollgym_generate_runs_a_bfcl_category_with_the_real_default_model(tmp_path):
-    out = tmp_path / "run"
-    argv = ["--env", "bfcl/multi_turn_base-v0", "--num-tasks", "1", "--n", "1", "--max-tokens", "8", "--max-turns", "3"]
+    """One entry with the fewest tool docs (the trading bot's: a 3,851-token prompt), two model turns."""
+    out, tasks = tmp_path / "run", tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "multi_turn_base_100"}) + "\n")
+    argv = [
+        "--env",
+        "bfcl/multi_turn_base-v0",
+        "--tasks",
+        str(tasks),
+        "--n",
+        "1",
+        "--max-tokens",
+        "8",
+        "--max-turns",
+        "2",
+    ]
     done = subprocess.run(
         [sys.executable, "-m", "rollgym", "generate", *argv, "--out", str(out)],
         capture_output=True,
@@ -225,6 +245,6 @@ def test_rollgym_generate_runs_a_bfcl_category_with_the_real_default_model(tmp_p
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (rollout,) = rg.read_rollouts(out / "rollouts.jsonl")
-    assert rollout.task_id == "multi_turn_base_0" and rollout.error is None, rollout.error
+    assert rollout.task_id == "multi_turn_base_100" and rollout.error is None, rollout.error
     assert rollout.reward in (0.0, 1.0) and set(rollout.reward_components) == {"valid", "turns_reached"}
     assert rollout.token_exact and rollout.model == "smollm2-135m" and len(rollout.turns) >= 1
