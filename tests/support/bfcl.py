@@ -7,6 +7,18 @@ import importlib
 import inspect
 import json
 
+#: BFCL's multi-turn backends (`bfcl_eval.constants.executable_backend_config`, less the agentic ones)
+BACKENDS = (
+    "GorillaFileSystem",
+    "TwitterAPI",
+    "TicketAPI",
+    "MessageAPI",
+    "MathAPI",
+    "VehicleControlAPI",
+    "TradingBot",
+    "TravelAPI",
+)
+
 
 def tool_call(entry, call: str) -> tuple[str, dict]:
     """A ground-truth call string (`mv(source='a', destination='b')`, arguments may be positional) as the name and
