@@ -4,6 +4,8 @@ entries, and bad ones are named (an unknown id with the closest ones, another ca
 from __future__ import annotations
 
 import importlib.metadata
+import subprocess
+import sys
 
 import pytest
 
@@ -125,3 +127,21 @@ def test_a_refused_category_is_refused_with_the_reason_and_not_catalogued(catego
 def test_an_unknown_bfcl_id_suggests_the_closest():
     with pytest.raises(UnknownEnvironmentError, match=r"Did you mean 'bfcl/multi_turn_base-v0'"):
         rg.make("bfcl/multi_turn_bas-v0")
+
+
+def test_without_bfcl_eval_make_says_what_to_install(monkeypatch):
+    from rollgym.envs import SuiteNotInstalledError
+
+    monkeypatch.setitem(sys.modules, "bfcl_eval", None)  # what the import system says when it is absent
+    with pytest.raises(SuiteNotInstalledError, match=r"pip install --no-deps bfcl-eval==2026\.3\.23"):
+        rg.make("bfcl/multi_turn_base-v0")
+
+
+def test_import_rollgym_and_the_catalogue_import_no_bfcl():
+    code = (
+        "import sys, rollgym as rg; from rollgym.envs.catalogue import catalogue; "
+        "assert any(e.suite == 'bfcl' and e.installed for e in catalogue()); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('bfcl_eval', 'tree_sitter', 'mpmath')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

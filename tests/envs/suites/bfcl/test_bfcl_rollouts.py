@@ -78,6 +78,9 @@ async def test_replaying_the_ground_truth_scores_1_on_every_backend_token_exact(
         calls = [c for t in rollout.turns for c in t.tool_calls]
         assert len(calls) == sum(len(t) for t in entry.ground_truth) and not any(c.failed for c in calls)
         assert sum(1 for t in rollout.turns if not t.tool_calls) == len(entry.question)  # one text reply per turn
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    assert not [name for name in vars(multi_turn_utils) if name.startswith("rollgym_")]  # BFCL's instances let go
 
 
 async def test_a_wrong_call_scores_0_with_bfcls_reason(tool_tok):
