@@ -145,3 +145,18 @@ def test_import_rollgym_and_the_catalogue_import_no_bfcl():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_more_steps_in_a_turn_than_bfcls_limit_ends_the_episode_as_bfcl_force_quits():
+    from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
+
+    env = rg.make("bfcl/multi_turn_base-v0")
+    env.reset(options={"task": {"task_id": "multi_turn_base_1"}})
+    call = {"id": "c", "type": "function", "function": {"name": "pwd", "arguments": "{}"}}
+    for _ in range(MAXIMUM_STEP_LIMIT):
+        _, _, terminated, _, _ = env.step({"role": "assistant", "content": None, "tool_calls": [call]})
+        assert not terminated
+    _, reward, terminated, _, info = env.step({"role": "assistant", "content": None, "tool_calls": [call]})
+    assert terminated and info["finish_reason"] == "force_quit" and reward == 0.0
+    assert env.unwrapped.verdict["error_type"] == "multi_turn:force_terminated"  # 1 of the entry's 4 user turns
+    env.close()
