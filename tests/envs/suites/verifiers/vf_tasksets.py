@@ -127,15 +127,18 @@ class QuestionTaskset(vf.Taskset[QuestionTask]):
         yield QuestionTask(QuestionData(prompt="What is the capital of France? One word.", answer="paris"), self.config.task)
 
 
-class BrokenRubricTask(QuestionTask):
+class SometimesBrokenTask(QuestionTask):
     @vf.reward
     async def exact(self, task: QuestionData, trace: vf.Trace) -> float:
-        raise RuntimeError("the rubric's judge is unreachable")
+        if task.answer == "raise":
+            raise RuntimeError("the rubric's judge is unreachable")
+        return float(trace.last_reply.strip().lower() == task.answer)
 
 
-class BrokenRubricTaskset(vf.Taskset[BrokenRubricTask]):
+class SometimesBrokenTaskset(vf.Taskset[SometimesBrokenTask]):
     def load(self):
-        yield BrokenRubricTask(QuestionData(prompt="What is the capital of France?", answer="paris"), self.config.task)
+        for answer in ("raise", "paris", "rome"):
+            yield SometimesBrokenTask(QuestionData(prompt=f"Say {answer}.", answer=answer), self.config.task)
 
 
 def taskset(cls: type[vf.Taskset]) -> vf.Taskset:
