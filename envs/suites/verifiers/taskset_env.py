@@ -63,7 +63,10 @@ class VerifiersEnv(Env):
     def __init__(self, max_turns: int | None = None) -> None:
         self._state = EpisodeState()
         task_type = type(self.taskset).task_type()
-        self.toolsets = [*type(self.taskset).toolsets(self.taskset.config), *task_type.toolsets(self.taskset.config.task)]
+        self.toolsets = [
+            *type(self.taskset).toolsets(self.taskset.config),
+            *task_type.toolsets(self.taskset.config.task),
+        ]
         super().__init__(max_turns=max_turns, tools=rollgym_tools(self.toolsets, self._state))
         self.vf_task: Any = None
         self.trace: Any = None
@@ -117,7 +120,9 @@ class VerifiersEnv(Env):
         if data.prompt is None:
             raise InvalidTaskError(f"the verifiers task {data.idx} has no prompt (a user-opened exchange)")
         self.trace = vf.Trace(
-            task=vf.TraceTask(type=type(self.vf_task).__name__, data=data, key=self.vf_task.key, hash=self.vf_task.hash),
+            task=vf.TraceTask(
+                type=type(self.vf_task).__name__, data=data, key=self.vf_task.key, hash=self.vf_task.hash
+            ),
             state=state_cls(type(self.vf_task))(),
             agent=vf.AgentInfo(config=vf.AgentConfig(), name="rollgym"),
         )

@@ -109,7 +109,9 @@ class GuessTask(vf.Task[GuessData, GuessState]):
 class GuessTaskset(vf.Taskset[GuessTask]):
     def load(self):
         for secret in (42, 7):
-            yield GuessTask(GuessData(prompt="Find my secret number (1-100) with the guess tool.", secret=secret), self.config.task)
+            yield GuessTask(
+                GuessData(prompt="Find my secret number (1-100) with the guess tool.", secret=secret), self.config.task
+            )
 
 
 class QuestionData(vf.TaskData):
@@ -124,7 +126,9 @@ class QuestionTask(vf.Task[QuestionData, vf.State]):
 
 class QuestionTaskset(vf.Taskset[QuestionTask]):
     def load(self):
-        yield QuestionTask(QuestionData(prompt="What is the capital of France? One word.", answer="paris"), self.config.task)
+        yield QuestionTask(
+            QuestionData(prompt="What is the capital of France? One word.", answer="paris"), self.config.task
+        )
 
 
 class SometimesBrokenTask(QuestionTask):
