@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rollgym.envs.core.suites import Suite, register_suite_env
 
-SUITE = Suite(name="verifiers", package="verifiers", module="verifiers.v1", extra="verifiers")
+SUITE = Suite(name="verifiers", package="verifiers", module="verifiers", extra="verifiers")
 ENV_ID = "verifiers/env-v0"
 ENTRY_POINT = "rollgym.envs.suites.verifiers.taskset_env:make_verifiers_env"
 
