@@ -72,6 +72,8 @@ class VerifiersEnv(Env):
         self.trace: Any = None
         self.history: list[dict] = []
         self._toolsets_ready = False
+        self._prompt: list[Any] = []  # `history` as verifiers' messages, parsed once each
+        self._vf_tools: Any = None  # the tools as verifiers' `Tool`s (fixed for the environment)
 
     @classmethod
     def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -85,8 +87,7 @@ class VerifiersEnv(Env):
     def _task(self, row: dict[str, Any]) -> Any:
         """The task a row names, from the taskset's own iteration (so `idx` and the system prompt are verifiers')."""
         if "index" in row:
-            index = int(row["index"])
-            found = next(itertools.islice(iter(self.taskset), index, index + 1), None)
+            found = self._task_at(int(row["index"]))
         elif "task_id" in row:
             found = next((t for t in self.taskset if t.key == row["task_id"]), None)
         else:
@@ -94,6 +95,16 @@ class VerifiersEnv(Env):
         if found is None:
             raise InvalidTaskError(f"the verifiers taskset {type(self.taskset).__name__} has no task {row}")
         return found
+
+    @classmethod
+    def _task_at(cls, index: int) -> Any:
+        """The taskset's task at `index`, read once from its iteration and kept (verifiers reuses a task across its
+        rollouts too), so a batch does not rebuild the tasks before it for every episode."""
+        if "_loaded" not in cls.__dict__:
+            cls._loaded, cls._reader = [], iter(cls.taskset)
+        while index >= len(cls._loaded) and (task := next(cls._reader, None)) is not None:
+            cls._loaded.append(task)
+        return cls._loaded[index] if 0 <= index < len(cls._loaded) else None
 
     def _refuse_runtime_tasks(self, task: Any) -> None:
         """A task that needs verifiers' sandbox runtime (a container, or hooks and rewards reading `runtime`) is
@@ -140,7 +151,7 @@ class VerifiersEnv(Env):
             messages.append({"role": "user", "content": data.prompt})
         else:
             messages += [message_to_wire(m) for m in data.prompt]
-        self.history = list(messages)
+        self.history, self._prompt = list(messages), []
         return messages, {"task_id": self.vf_task.key, "verifiers_idx": data.idx}
 
     async def astep(self, action: dict):
@@ -178,8 +189,10 @@ class VerifiersEnv(Env):
             message=message,
             finish_reason="tool_calls" if message.tool_calls else "stop",
         )
-        prompt = [parse_message(m) for m in self.history]
-        graph.prepare_turn(self.trace, prompt, parse_tools(self.toolset.schemas())).commit(response)
+        if self._vf_tools is None:
+            self._vf_tools = parse_tools(self.toolset.schemas())
+        self._prompt += [parse_message(m) for m in self.history[len(self._prompt) :]]
+        graph.prepare_turn(self.trace, list(self._prompt), self._vf_tools).commit(response)
         self.trace.root_reply = message.content
         return response
 
