@@ -143,7 +143,7 @@ class VerifiersEnv(Env):
                 await toolset.setup()
             self._toolsets_ready = True
         for toolset in self.toolsets:
-            await toolset.setup_task(self.vf_task)
+            await toolset.setup_task(self.vf_task.data)  # the task data, as its MCP server receives it
         if _overrides(self.vf_task, "setup"):
             await invoke(self.vf_task.setup, {"trace": self.trace})
         messages = [{"role": "system", "content": data.system_prompt}] if data.system_prompt else []

@@ -76,7 +76,7 @@ class NumberGame(vf.Toolset[vf.ToolsetConfig, GuessState]):
     TOOL_PREFIX = None
 
     async def setup_task(self, task) -> None:
-        self.secret = task.data.secret
+        self.secret = task.secret
 
     @vf.tool
     async def guess(self, number: int) -> str:
