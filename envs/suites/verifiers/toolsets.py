@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -40,26 +41,42 @@ def as_text(result: Any) -> str:
         return str(result)
 
 
+class _Bound:
+    """One environment's toolset and episode state, the `self` of its tools' shared functions."""
+
+    def __init__(self, toolset: Any, state: EpisodeState) -> None:
+        self.toolset, self.state = toolset, state
+
+
+@functools.cache
+def _shared_tool(toolset_class: type, attr: str, name: str) -> Callable:
+    """The rollgym tool function of one `@vf.tool` method, shared by every environment of the toolset class (so its
+    schema is built once): the method's own signature and docstring, called on `self.toolset` with `self.state`."""
+    from verifiers.v1.mcp.server import _call_state  # the variable ServerBase.state reads (verifiers 0.4.0)
+
+    method = getattr(toolset_class, attr)
+
+    @functools.wraps(method)
+    async def call(self: _Bound, *args: Any, **kwargs: Any) -> str:
+        token = _call_state.set(self.state.current)
+        try:
+            result = getattr(self.toolset, attr)(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        finally:
+            _call_state.reset(token)
+        return as_text(result)
+
+    call.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]  # `self` and the method's arguments
+    return tool(call, name=name, description=(method.__doc__ or "").strip())
+
+
 def rollgym_tools(toolsets: list[Any], state: EpisodeState) -> list[Callable]:
     """One rollgym tool per `@vf.tool` method of `toolsets`, each run with `state.current` as verifiers' call state."""
-    from verifiers.v1.mcp.server import _call_state  # the variable ServerBase.state reads (verifiers 0.4.0)
     from verifiers.v1.utils.decorators import discover_decorated
 
-    tools = []
-    for toolset in toolsets:
-        for method in discover_decorated(toolset, "tool"):
-
-            @functools.wraps(method)
-            async def call(*args: Any, _method: Callable = method, **kwargs: Any) -> str:
-                token = _call_state.set(state.current)
-                try:
-                    result = _method(*args, **kwargs)
-                    if inspect.isawaitable(result):
-                        result = await result
-                finally:
-                    _call_state.reset(token)
-                return as_text(result)
-
-            call.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]  # the method's own arguments
-            tools.append(tool(call, name=tool_name(toolset, method), description=(method.__doc__ or "").strip()))
-    return tools
+    return [
+        types.MethodType(_shared_tool(type(ts), method.__name__, tool_name(ts, method)), _Bound(ts, state))
+        for ts in toolsets
+        for method in discover_decorated(ts, "tool")
+    ]
