@@ -7,9 +7,11 @@ Every configuration plays the same episode: the scripted policy calls `add(a=<a 
   committed to verifiers' `Trace` graph, scored by its `@vf.reward`;
 - `verifiers alone`: what verifiers' own rollout does per turn for this taskset, in-process and with no model, no
   tokenizer and no rollgym: `graph.prepare_turn(...).commit(Response)` for each model reply, the tool method called,
-  then `task.score`. verifiers' own whole rollout loop cannot run here: its chat harness is a PEP 723 script that
-  `uv` installs from the network and runs in a subprocess runtime behind its HTTP interception server (verifiers
-  0.4.0, harnesses/null, runtimes/base.py `prepare_uv_script`); this row is the part of it rollgym keeps.
+  then `task.score`: the part of verifiers' rollout rollgym keeps;
+- `verifiers' own rollout`: verifiers' whole loop on the same Calculator (`to_verifiers`): its `null` chat harness
+  (a PEP 723 program under `uv`, one per rollout), the tools in its MCP server (one per rollout), its interception
+  server and eval client, against rollgym's recording proxy with the same instant engine; 3 episodes a round, one at
+  a time (each starts two processes), CPU including those processes. Needs `uv` on PATH.
 Each row runs 3 times beside the others (median reported), as this VM's speed drifts.
 Run: `.venv/bin/python benchmarks/bench_suite_verifiers.py [--quick]` (needs verifiers: .ci/setup installs it).
 """
@@ -18,11 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
+import shutil
 import statistics
 import sys
 import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("VF_NO_TELEMETRY", "1")
+os.environ.setdefault("BENCH_NO_KEY", "none")
 
 import verifiers.v1 as vf
 from verifiers.v1 import graph
@@ -115,6 +121,42 @@ async def verifiers_alone(taskset: AddTaskset, episodes: int) -> tuple[float, fl
     return time.perf_counter() - wall, time.process_time() - cpu, episodes * TURNS
 
 
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def verifiers_own_loop(tok, episodes: int) -> tuple[float, float, int]:
+    """verifiers' own whole rollout (`to_verifiers("rollgym/Calculator-v0")`: its `null` harness program, its MCP tool
+    server, its interception server and eval client) against rollgym's recording proxy with the same instant engine:
+    7 `add` calls, then a reply without one (verifiers' loop ends there). CPU counts its per-rollout processes."""
+    from rollgym.integrations.verifiers.as_verifiers import to_verifiers
+    from rollgym.proxy.server import RecordingProxy
+
+    counting = CountingAdd(tok)
+    done = tok.encode("Done.") + [tok.end_of_turn_id]
+
+    def reply(prompt, sampling):
+        turns_before = tok.decode(prompt).count("<|im_start|>assistant") - 1
+        return done if turns_before >= TURNS - 1 else counting(prompt, sampling)
+
+    policy = Policy(engine=ScriptedEngine(reply), tokenizer=tok)
+    async with RecordingProxy(policy) as proxy:
+        ctx = vf.ModelContext(
+            model="m", client=vf.EvalClientConfig(base_url=proxy.session().base_url, api_key_var="BENCH_NO_KEY")
+        )
+        env = to_verifiers("rollgym/Calculator-v0", num_tasks=episodes + 1)
+        tasks = list(env.taskset)
+        async with env.serving():
+            await env.run_episode(tasks[0], ctx)  # warms uv's script environment
+            wall, cpu = time.perf_counter(), time.process_time() + children_cpu()
+            results = [await env.run_episode(task, ctx) for task in tasks[1:]]
+            wall, cpu = time.perf_counter() - wall, time.process_time() + children_cpu() - cpu
+    turns = sum(t.num_turns for e in results for t in e.traces)
+    assert all(e.ok for e in results) and turns == TURNS * episodes, [e.errors for e in results]
+    return wall, cpu, turns
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     episodes = 100 if quick else 400
@@ -135,6 +177,10 @@ def main() -> None:
             asyncio.run(through_rollgym(tok, "verifiers/env-v0", vf_tasks, {"environment": taskset}))
         )
         rows["verifiers alone"].append(asyncio.run(verifiers_alone(taskset, episodes)))
+    if shutil.which("uv"):
+        rows["verifiers' own rollout"] = [asyncio.run(verifiers_own_loop(tok, 3)) for _ in range(3)]
+    else:
+        print("verifiers' own rollout: not run, no `uv` on PATH (its chat harness runs under uv)")
     print(f"{episodes} episodes x {TURNS} turns, instant engine, concurrency 32; median of 3 runs side by side")
     base = None
     for name, runs in rows.items():
