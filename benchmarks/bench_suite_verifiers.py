@@ -187,7 +187,7 @@ def main() -> None:
         rate = statistics.median(t / w for w, _, t in runs)
         cpu_us = statistics.median(c / t * 1e6 for _, c, t in runs)
         base = base or cpu_us
-        print(f"{name:<24} {rate:9,.0f} turns/s   {cpu_us:8.0f} us CPU/turn   {cpu_us / base:5.2f}x Calculator's CPU")
+        print(f"{name:<24} {rate:9,.1f} turns/s   {cpu_us:9,.0f} us CPU/turn   {cpu_us / base:7,.2f}x Calculator's CPU")
 
 
 if __name__ == "__main__":

@@ -7,13 +7,12 @@ the replay: for environments whose tools are pure functions of their arguments a
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, cast
 
 import verifiers.v1 as vf
 from pydantic import Field
 
-from rollgym.envs import make
-from rollgym.integrations.verifiers.rollgym_episode import opening, replayed_reward, run_sync
+from rollgym.integrations.verifiers.rollgym_episode import opening, replayed_reward, rollgym_env, run_sync
 from rollgym.integrations.verifiers.rollgym_toolset import RollgymToolset, RollgymToolsetConfig
 
 #: the taskset's id: verifiers imports a taskset by a module name without dots (`_import_plugin` looks it up under
@@ -31,14 +30,17 @@ class RollgymTaskData(vf.TaskData):
     row: dict[str, Any]  # the rollgym task row
 
 
-class RollgymTask(vf.Task[RollgymTaskData, vf.State, RollgymTaskConfig]):
+class RollgymTask(vf.Task[RollgymTaskData, vf.State]):
+    """One task row of the environment; its config is a `RollgymTaskConfig` (the taskset's `task`)."""
+
     @property
     def key(self) -> str:
         return str(self.data.row.get("task_id") or self.hash)
 
     @classmethod
-    def toolsets(cls, config: RollgymTaskConfig) -> list[vf.Toolset]:
-        env = make(config.env, **config.env_kwargs).unwrapped
+    def toolsets(cls, config: vf.TaskConfig) -> list[vf.Toolset]:
+        config = RollgymTaskConfig.model_validate(config.model_dump())
+        env = rollgym_env(config.env, config.env_kwargs)
         if not env.toolset.tools:
             return []
         return [RollgymToolset(RollgymToolsetConfig(env=config.env, env_kwargs=config.env_kwargs))]
@@ -49,7 +51,8 @@ class RollgymTask(vf.Task[RollgymTaskData, vf.State, RollgymTaskConfig]):
         from verifiers.v1.dialects.chat import message_to_wire
 
         replies = [message_to_wire(m) for m in trace.assistant_messages]
-        value, components = await replayed_reward(self.config.env, self.config.env_kwargs, task.row, replies)
+        config = cast(RollgymTaskConfig, self.config)
+        value, components = await replayed_reward(config.env, config.env_kwargs, task.row, replies)
         trace.record_metrics({f"rollgym/{k}": float(v) for k, v in components.items()})
         return float(value)
 
@@ -72,21 +75,16 @@ class RollgymTaskset(vf.Taskset[RollgymTask, RollgymTasksetConfig]):
         if config.tasks is not None:
             rows = config.tasks
         else:
-            env = make(config.env, **config.env_kwargs).unwrapped
+            env = rollgym_env(config.env, config.env_kwargs)
             rows, _ = env.default_tasks(config.num_tasks, config.seed), env.close()
         task_config = config.task.model_copy(update={"env": config.env, "env_kwargs": config.env_kwargs})
         for row in rows:
             messages, _ = run_sync(opening(config.env, config.env_kwargs, row))
             system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system") or None
             prompt = [m for m in messages if m.get("role") != "system"]
-            yield RollgymTask(
-                RollgymTaskData(
-                    row=dict(row),
-                    system_prompt=system,
-                    prompt=prompt[0]["content"] if len(prompt) == 1 and prompt[0]["role"] == "user" else _typed(prompt),
-                ),
-                task_config,
-            )
+            text = prompt[0]["content"] if len(prompt) == 1 and prompt[0]["role"] == "user" else None
+            data = {"row": dict(row), "system_prompt": system, "prompt": text if text is not None else _typed(prompt)}
+            yield RollgymTask(RollgymTaskData.model_validate(data), task_config)
 
 
 def _typed(messages: list[dict]) -> list:
@@ -112,7 +110,7 @@ def to_verifiers(
         "seed": seed,
         "tasks": tasks,
     }
-    config = vf.SingleAgentEnvConfig(
-        taskset=taskset, agent={"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}
+    config = vf.SingleAgentEnvConfig.model_validate(
+        {"taskset": taskset, "agent": {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}}
     )
     return vf.SingleAgentEnv(config)

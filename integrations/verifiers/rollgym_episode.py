@@ -7,7 +7,18 @@ import asyncio
 import threading
 from typing import Any
 
-from rollgym.envs import make
+from rollgym.envs import Env, make
+from rollgym.envs.core.wrappers import inner_env
+from rollgym.errors import UsageError
+
+
+def rollgym_env(env_id: str, env_kwargs: dict[str, Any]) -> Env:
+    """A fresh environment of `env_id`, unwrapped; a plain gymnasium environment is refused (it has no tasks or
+    tools to give verifiers)."""
+    env = inner_env(make(env_id, **env_kwargs))
+    if not isinstance(env, Env):
+        raise UsageError(f"{env_id} is not a rollgym environment: to_verifiers needs one (rollgym.Env)")
+    return env
 
 
 def run_sync(coro: Any) -> Any:
@@ -35,7 +46,7 @@ def run_sync(coro: Any) -> Any:
 
 async def opening(env_id: str, env_kwargs: dict[str, Any], row: dict[str, Any]) -> tuple[list[dict], list[dict]]:
     """The episode's initial messages and tool schemas for `row`."""
-    env = make(env_id, **env_kwargs).unwrapped
+    env = rollgym_env(env_id, env_kwargs)
     try:
         messages, info = await env.areset(options={"task": row})
         return messages, list(info.get("tools") or [])
@@ -49,7 +60,7 @@ async def replayed_reward(
     """The environment's reward for a conversation: reset on `row`, step each assistant reply (its tool calls run
     again here), and the reward at the end (asked of `compute_reward` when the replies stop before the episode
     ends). An episode the environment could not score raises its error."""
-    env = make(env_id, **env_kwargs).unwrapped
+    env = rollgym_env(env_id, env_kwargs)
     try:
         await env.areset(options={"task": row})
         for reply in replies:

@@ -182,6 +182,7 @@ class VerifiersEnv(Env):
         from verifiers.v1.dialects.chat import parse_message, parse_tools
 
         message = parse_message(action)
+        assert isinstance(message, vf.AssistantMessage)  # `astep` takes assistant messages only
         response = vf.Response(
             id=f"rollgym-turn-{self.turn + 1}",
             created=0,
@@ -204,10 +205,11 @@ class VerifiersEnv(Env):
 
         for fn in self.vf_task.hooks("stop"):
             boundary = hook_boundary(fn, allow_trace=True)
+            available: dict[type, object] = {vf.Trace: self.trace}
             if response is None and boundary is vf.Trace:
-                fired = await call_hook(fn, {vf.Trace: self.trace, "trace": self.trace})
+                fired = await call_hook(fn, available)
             elif response is not None and boundary is vf.Response:
-                fired = await call_hook(fn, {vf.Response: response, vf.Trace: self.trace})
+                fired = await call_hook(fn, available | {vf.Response: response})
             else:
                 continue
             if fired:
