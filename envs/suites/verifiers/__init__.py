@@ -2,6 +2,6 @@
 taskset (its tasks, prompts, tools, stop conditions and rewards) with rollgym as the agent and model client, so
 rollgym records every token. Importing this room imports no verifiers."""
 
-from rollgym.envs.suites.verifiers.registration import ENV_ID, SUITE, register_verifiers
+from rollgym.envs.suites.verifiers.suite_id import ENV_ID, SUITE, register_verifiers
 
 __all__ = ["ENV_ID", "SUITE", "register_verifiers"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from rollgym.envs.core import Env, InvalidTaskError, ScorerError
 from rollgym.envs.core.suites import require_installed
-from rollgym.envs.suites.verifiers.registration import ENV_ID, SUITE
+from rollgym.envs.suites.verifiers.suite_id import ENV_ID, SUITE
 from rollgym.envs.suites.verifiers.toolsets import EpisodeState, rollgym_tools
 from rollgym.errors import EnvError, UsageError
 
