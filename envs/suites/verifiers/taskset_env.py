@@ -116,7 +116,7 @@ class VerifiersEnv(Env):
             raise InvalidTaskError(
                 f"the verifiers task {type(task).__name__} needs verifiers' runtime sandbox "
                 f"({', '.join(needs) or 'NEEDS_CONTAINER'}), which {ENV_ID} does not provide: run it with verifiers' "
-                "own `eval` against rollgym's OpenAI-compatible server instead"
+                "own `eval` against rollgym's recording proxy (`rollgym proxy`) instead"
             )
 
     async def setup(self, task: dict[str, Any] | None) -> tuple[list[dict], dict[str, Any]]:
