@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
+import rollgym as rg
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.envs.suites.reasoning_gym.expression import evaluate
+from rollgym.proxy.server import RecordingProxy
+
 vf = pytest.importorskip("verifiers.v1", reason="verifiers is not installed: pip install 'rollgym[verifiers]'")
 
-import rollgym as rg  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.envs.suites.reasoning_gym.expression import evaluate  # noqa: E402
-from rollgym.integrations.verifiers.as_verifiers import to_verifiers  # noqa: E402
-from rollgym.proxy.server import RecordingProxy  # noqa: E402
+from rollgym.integrations.verifiers.as_verifiers import to_verifiers  # noqa: E402 - imported after the skip above: it needs verifiers
 
 
 def _uv_on_path() -> None:

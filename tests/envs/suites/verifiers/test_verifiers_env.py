@@ -9,14 +9,15 @@ import re
 
 import pytest
 
+import rollgym as rg
+from rollgym.engines.scripted import ScriptedEngine
+from rollgym.envs.core import InvalidTaskError
+from rollgym.errors import UsageError
+
 vf = pytest.importorskip("verifiers.v1", reason="verifiers is not installed: pip install 'rollgym[verifiers]'")
 
-import rollgym as rg  # noqa: E402
-from rollgym.engines.scripted import ScriptedEngine  # noqa: E402
-from rollgym.envs.core import InvalidTaskError  # noqa: E402
-from rollgym.errors import UsageError  # noqa: E402
 
-from vf_tasksets import (  # noqa: E402  # isort: skip
+from vf_tasksets import (  # noqa: E402  # isort: skip  # imported after the skip above: it needs verifiers
     ArithmeticTaskset,
     GuessTaskset,
     QuestionTaskset,

@@ -7,12 +7,13 @@ from __future__ import annotations
 import pytest
 from support.vllm import assert_token_exact
 
+import rollgym as rg
+from rollgym.engines import SamplingParams
+
 vf = pytest.importorskip("verifiers.v1", reason="verifiers is not installed: pip install 'rollgym[verifiers]'")
 
-import rollgym as rg  # noqa: E402
-from rollgym.engines import SamplingParams  # noqa: E402
 
-from vf_tasksets import ArithmeticTaskset, taskset  # noqa: E402  # isort: skip
+from vf_tasksets import ArithmeticTaskset, taskset  # noqa: E402  # isort: skip  # imported after the skip above: it needs verifiers
 
 
 @pytest.mark.slow
