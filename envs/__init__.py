@@ -32,6 +32,7 @@ from rollgym.envs.core.suites import Suite, SuiteNotInstalledError
 from rollgym.envs.core.task_sources import register_task_reader, register_task_source
 from rollgym.envs.suites.bfcl import register_categories
 from rollgym.envs.suites.reasoning_gym import register_generators
+from rollgym.envs.suites.verifiers import register_verifiers
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
 register_env("rollgym/SWE-v0", "rollgym.envs.swe.env:SWEEnv")
@@ -40,6 +41,7 @@ register_env("rollgym/ToolDB-v0", "rollgym.envs.tooldb.env:ToolDBEnv")
 # Other packages' suites, by entry point: each is imported when one of its environments is made (docs/catalogue.md).
 register_generators()
 register_categories()
+register_verifiers()
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
