@@ -71,6 +71,20 @@ def test_validate_the_task_folders_by_path(harbor_images):
     assert {r["empty"]["reward"] for r in rows.values()} == {0.0}
 
 
+def test_validate_starts_each_mcp_server_and_names_one_that_does_not_start(harbor_images, tmp_path):
+    """`use-mcp-tool` with a second server whose script is not in the image: validate starts both in the task's
+    sandbox; the task is invalid, naming the server that did not start and why (its stderr), not the one that did."""
+    folder = Path(shutil.copytree(TASKS / "use-mcp-tool", tmp_path / "broken-server"))
+    toml = folder / "task.toml"
+    broken = '\n[[environment.mcp_servers]]\nname = "gone"\ntransport = "stdio"\ncommand = "python3"\n'
+    toml.write_text(toml.read_text() + broken + 'args = ["/opt/mcp/not_there.py"]\n')
+    done = CliRunner().invoke(app, ["validate", str(folder), "--json"])
+    (row,) = map(json.loads, re.findall(r"^\{.*\}$", done.output, re.M))
+    assert row["verdict"] == "invalid" and done.exit_code != 0, done.output
+    assert list(row["mcp_not_started"]) == ["gone"], row  # `plain` started
+    assert "MCP server 'gone' did not start" in row["problem"] and "not_there.py" in row["problem"], row["problem"]
+
+
 def test_a_task_whose_tests_pass_without_the_solution_is_invalid(harbor_images, tmp_path):
     folder = Path(shutil.copytree(TASKS / "write-greeting", tmp_path / "always-passes"))
     (folder / "tests" / "test.sh").write_text("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")
