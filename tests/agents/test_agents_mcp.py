@@ -1,7 +1,8 @@
 """An environment's MCP servers reach the built-in agents through each agent's own MCP configuration: the exact
 config each CLI gets (the shapes `claude mcp add`, `codex mcp add` and opencode's config schema define), the refusal
-of agents without an MCP client, and Claude Code, the real CLI, calling the Harbor fixture task `use-mcp-tool`'s
-server inside the task's sandbox on a scripted model's word, recorded through the proxy and graded by the verifier."""
+of agents without an MCP client, and Claude Code, Codex and opencode, the real CLIs, each calling the Harbor fixture
+task `use-mcp-tool`'s server inside the task's sandbox on a scripted model's word, recorded through the proxy and
+graded by the verifier."""
 
 from __future__ import annotations
 
@@ -129,17 +130,27 @@ def test_a_host_server_is_refused_for_an_agent_in_the_sandbox():
         servers_for_agent(ClaudeCode(executable="/bin/true"), (on_host,), "t")
 
 
-def _where_then_write(tool_tok, say):
-    """A scripted model: call the server's `where` tool, then write the hostname it reported with Bash, then stop."""
+#: per agent: its name of the server's `where` tool, its shell tool, and that tool's arguments for a command
+AGENT_TOOLS = {
+    "claude-code": ("mcp__plain__where", "Bash", lambda cmd: {"command": cmd}),
+    "codex": ("mcp__plain__where", "exec_command", lambda cmd: {"cmd": cmd}),  # a Responses namespace `mcp__plain`
+    "opencode": ("plain_where", "bash", lambda cmd: {"command": cmd, "description": "write it"}),
+}
+
+
+def _where_then_write(tool_tok, say, agent: str):
+    """A scripted model: call the server's `where` tool, then write the hostname it reported with the agent's shell
+    tool, then stop."""
+    where, shell, arguments = AGENT_TOOLS[agent]
 
     def policy(prompt, sampling):
         text = tool_tok.decode(list(prompt))
         turn = text.count("<|im_start|>assistant") - 1
         if turn == 0:
-            return say.call("mcp__plain__where")
+            return say.call(where)
         if turn == 1:
             host = re.search(r'hostname\\*": \\*"([^"\\]+)', text)
-            return say.call("Bash", command=f"echo {host.group(1) if host else 'not-seen'} > /app/host.txt")
+            return say.call(shell, **arguments(f"echo {host.group(1) if host else 'not-seen'} > /app/host.txt"))
         return say.text("Done.")
 
     return policy
@@ -147,23 +158,24 @@ def _where_then_write(tool_tok, say):
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_claude_code_calls_the_tasks_mcp_server_inside_its_sandbox(base_image, tool_tok, say, tmp_path):
-    """The real Claude Code CLI on `use-mcp-tool` behind rollgym's proxy: the model's call of `mcp__plain__where` is
+@pytest.mark.parametrize("agent", list(AGENT_TOOLS))
+def test_the_agent_calls_the_tasks_mcp_server_inside_its_sandbox(agent, base_image, tool_tok, say, tmp_path):
+    """The real CLI on `use-mcp-tool` behind rollgym's proxy: the model's call of the server's `where` tool is
     answered by the server running in the task's container (its hostname), the recorded trajectory holds the call and
     its result, and Harbor's verifier gives 1 because the hostname the server reported is the container's."""
     from rollgym.engines.scripted import ScriptedEngine
     from rollgym.proxy import ProxySettings
 
     try:
-        agent_spec("claude-code").executable()
+        agent_spec(agent).executable()
     except UsageError as exc:
         print(f"{exc}; skipping the real run")
         pytest.skip(str(exc))
     docker.from_env().images.get(base_image).tag("rollgym/base", "latest")  # what the fixture's Dockerfile is FROM
     (row,) = rg.load_tasks("rollgym/Harbor-v0", str(TASKS / "use-mcp-tool"))
-    policy = rg.Policy(engine=ScriptedEngine(_where_then_write(tool_tok, say)), tokenizer=tool_tok)
+    policy = rg.Policy(engine=ScriptedEngine(_where_then_write(tool_tok, say, agent)), tokenizer=tool_tok)
     summary = rg.run_agents(
-        "claude-code",
+        agent,
         [row],
         policy,
         out=tmp_path / "run",
@@ -173,10 +185,11 @@ def test_claude_code_calls_the_tasks_mcp_server_inside_its_sandbox(base_image, t
     )
     (rollout,) = rg.read_rollouts(tmp_path / "run" / "rollouts.jsonl")
     assert summary.rollouts == 1 and rollout.error is None, rollout.error
+    where, shell, _ = AGENT_TOOLS[agent]
     offered = [t.get("function", t).get("name") for t in rollout.tools]
-    assert "mcp__plain__where" in offered, offered  # the server's tool, listed by Claude Code from the sandbox
+    assert where in offered, offered  # the server's tool, listed by the agent from the sandbox
     calls = [c["function"]["name"] for turn in rollout.turns for c in turn.message.get("tool_calls") or []]
-    assert calls == ["mcp__plain__where", "Bash"], calls
-    answer = json.dumps(rollout.turns[0].env_messages)  # what the server answered, as Claude Code sent it on
+    assert calls == [where, shell], calls
+    answer = json.dumps(rollout.turns[0].env_messages)  # what the server answered, as the agent sent it on
     assert re.search(r'in_container\\*": true', answer), answer  # the server ran in a container: the sandbox
     assert rollout.reward == 1.0 and rollout.token_exact, (rollout.reward, rollout.agent_output)
