@@ -3,8 +3,8 @@
 Per run: the task's sandbox as its environment starts it (any environment with a sandbox: `rollgym.envs.SandboxedEnv`;
 `rollgym/SWE-v0` by default: the row's image, workdir, user and environment, its prepared state, the sandbox's
 limits; no network; the environment's MCP servers, if it declares any, are given to the agent in its own MCP
-configuration and run in the sandbox as the agent starts them: agents/mcp.py), with three read-only mounts: the agent's install and the Python
-it runs on (same paths as on this machine, so venvs and symlinks resolve), rollgym's relay script, and a folder
+configuration and run in the sandbox as the agent starts them: agents/mcp_config.py), with three read-only mounts:
+the agent's install and the Python it runs on (same paths as on this machine, so venvs and symlinks resolve), rollgym's relay script, and a folder
 holding the Unix socket of a `SessionGateway` for this run's session only. Inside, `forward.py` listens on the
 container's loopback and starts the agent, whose base URL is `http://127.0.0.1:PORT/sessions/{id}/v1`. After the
 last prompt the agent's diff is read inside the container, with the environment's rules (oversized or binary
@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel
 
 from rollgym.agents.gateway import SessionGateway
-from rollgym.agents.mcp import servers_for_agent
+from rollgym.agents.mcp_config import servers_for_agent
 from rollgym.agents.spec import AgentRun, AgentSpec, own_python
 from rollgym.envs import AgentWorkspace, make, sandboxed_env_class
 from rollgym.envs.core.wrappers import inner_env

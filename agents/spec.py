@@ -71,7 +71,7 @@ class AgentSpec(ABC):
     #: files the agent writes inside the repository that are not part of its change
     ignore: Sequence[str] = ()
     #: whether its CLI has an MCP client: its `files`/`command` give it `run.mcp_servers` in its own configuration;
-    #: an agent without one is refused on a task whose environment declares MCP servers (agents/mcp.py)
+    #: an agent without one is refused on a task whose environment declares MCP servers (agents/mcp_config.py)
     mcp_client: bool = False
 
     def __init__(

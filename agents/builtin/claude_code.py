@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rollgym.agents.mcp import in_cwd, milliseconds
+from rollgym.agents.mcp_config import in_cwd, milliseconds
 from rollgym.agents.spec import AgentRun, AgentSpec
 from rollgym.envs.mcp.declaration import MCPServerConfig
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rollgym.agents.mcp import milliseconds
+from rollgym.agents.mcp_config import milliseconds
 from rollgym.agents.spec import AgentRun, AgentSpec
 from rollgym.envs.mcp.declaration import MCPServerConfig
 

@@ -19,7 +19,7 @@ from rollgym.agents import AgentRun, agent_spec
 from rollgym.agents.builtin.claude_code import ClaudeCode
 from rollgym.agents.builtin.codex import Codex
 from rollgym.agents.builtin.opencode import OpenCode
-from rollgym.agents.mcp import AgentWithoutMCPError, servers_for_agent
+from rollgym.agents.mcp_config import AgentWithoutMCPError, servers_for_agent
 from rollgym.envs.mcp import MCPServerConfig
 from rollgym.errors import UsageError
 
