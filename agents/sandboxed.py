@@ -1,14 +1,14 @@
 """`SandboxedAgent`: an agent CLI run inside its task's sandbox, reaching nothing but its own proxy session.
 
 Per run: the task's sandbox as its environment starts it (any environment with a sandbox: `rollgym.envs.SandboxedEnv`;
-`rollgym/SWE-v0` by default: the row's image, workdir, user and environment, its prepared state, the sandbox's
-limits; no network; the environment's MCP servers, if it declares any, are given to the agent in its own MCP
-configuration and run in the sandbox as the agent starts them: agents/mcp_config.py), with three read-only mounts:
-the agent's install and the Python it runs on (same paths as on this machine, so venvs and symlinks resolve), rollgym's relay script, and a folder
-holding the Unix socket of a `SessionGateway` for this run's session only. Inside, `forward.py` listens on the
-container's loopback and starts the agent, whose base URL is `http://127.0.0.1:PORT/sessions/{id}/v1`. After the
-last prompt the agent's diff is read inside the container, with the environment's rules (oversized or binary
-changes are refused as `patch_failed`), and handed to the reward, which grades it in a fresh container.
+`rollgym/SWE-v0` by default: the row's image, workdir, user and environment, its prepared state, the sandbox's limits;
+no network; the environment's MCP servers, if it declares any, are given to the agent in its own MCP configuration and
+run in the sandbox as the agent starts them: agents/mcp_config.py), with three read-only mounts: the agent's install
+and the Python it runs on (same paths as on this machine, so venvs and symlinks resolve), rollgym's relay script, and
+a folder holding the Unix socket of a `SessionGateway` for this run's session only. Inside, `forward.py` listens on
+the container's loopback and starts the agent, whose base URL is `http://127.0.0.1:PORT/sessions/{id}/v1`. After the
+last prompt the agent's diff is read inside the container, with the environment's rules (oversized or binary changes
+are refused as `patch_failed`), and handed to the reward, which grades it in a fresh container.
 """
 
 from __future__ import annotations
