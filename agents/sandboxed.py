@@ -1,13 +1,14 @@
 """`SandboxedAgent`: an agent CLI run inside its task's sandbox, reaching nothing but its own proxy session.
 
 Per run: the task's sandbox as its environment starts it (any environment with a sandbox: `rollgym.envs.SandboxedEnv`;
-`rollgym/SWE-v0` by default: the row's image, workdir, user and environment, its prepared state, the sandbox's
-limits; no network), with three read-only mounts: the agent's install and the Python
-it runs on (same paths as on this machine, so venvs and symlinks resolve), rollgym's relay script, and a folder
-holding the Unix socket of a `SessionGateway` for this run's session only. Inside, `forward.py` listens on the
-container's loopback and starts the agent, whose base URL is `http://127.0.0.1:PORT/sessions/{id}/v1`. After the
-last prompt the agent's diff is read inside the container, with the environment's rules (oversized or binary
-changes are refused as `patch_failed`), and handed to the reward, which grades it in a fresh container.
+`rollgym/SWE-v0` by default: the row's image, workdir, user and environment, its prepared state, the sandbox's limits;
+no network; the environment's MCP servers, if it declares any, are given to the agent in its own MCP configuration and
+run in the sandbox as the agent starts them: agents/mcp_config.py), with three read-only mounts: the agent's install
+and the Python it runs on (same paths as on this machine, so venvs and symlinks resolve), rollgym's relay script, and
+a folder holding the Unix socket of a `SessionGateway` for this run's session only. Inside, `forward.py` listens on
+the container's loopback and starts the agent, whose base URL is `http://127.0.0.1:PORT/sessions/{id}/v1`. After the
+last prompt the agent's diff is read inside the container, with the environment's rules (oversized or binary changes
+are refused as `patch_failed`), and handed to the reward, which grades it in a fresh container.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel
 
 from rollgym.agents.gateway import SessionGateway
+from rollgym.agents.mcp_config import servers_for_agent
 from rollgym.agents.spec import AgentRun, AgentSpec, own_python
 from rollgym.envs import AgentWorkspace, make, sandboxed_env_class
 from rollgym.envs.core.wrappers import inner_env
@@ -155,9 +157,10 @@ class SandboxedAgent:
             mounts = [*self.sandbox_overrides.get("mounts", []), *self.mounts(run_dir, placement.get("user"))]
             overrides = {**self.sandbox_overrides, "mounts": mounts}
             env: Any = inner_env(make(self.env_id, sandbox=overrides, **self.env_options))
+            env.connect_mcp_servers = False  # the agent connects the environment's MCP servers itself
             async with gateway:
                 try:
-                    await env.areset(options={"task": row})
+                    _, info = await env.areset(options={"task": row})
                     workspace: AgentWorkspace = env.agent_workspace()
                     run = AgentRun(
                         workdir=workspace.workdir,
@@ -165,6 +168,7 @@ class SandboxedAgent:
                         base_url=container_url(base_url),
                         api_key="sandboxed",  # the gateway holds the proxy's key; the agent needs none
                         task=workspace.task,
+                        mcp_servers=servers_for_agent(self.spec, env.mcp_servers, str(info.get("task_id"))),
                     )
                     outputs = await self.converse(env, run, workspace)
                     return await self.result(env, outputs)

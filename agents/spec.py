@@ -50,6 +50,7 @@ class AgentRun:
     turn: int = 0  # 0: the first prompt; 1, 2...: follow-ups through the CLI's own "continue" option
     outputs: list[str] = field(default_factory=list)
     task: Any = None  # the SWETask being solved (Aider adds the files it names to its chat)
+    mcp_servers: tuple[Any, ...] = ()  # the environment's MCP servers (`MCPServerConfig`), for the agent's own config
 
     @property
     def session_root(self) -> str:
@@ -69,6 +70,9 @@ class AgentSpec(ABC):
     install: str
     #: files the agent writes inside the repository that are not part of its change
     ignore: Sequence[str] = ()
+    #: whether its CLI has an MCP client: its `files`/`command` give it `run.mcp_servers` in its own configuration;
+    #: an agent without one is refused on a task whose environment declares MCP servers (agents/mcp_config.py)
+    mcp_client: bool = False
 
     def __init__(
         self,

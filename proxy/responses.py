@@ -4,6 +4,8 @@ The request is converted to a `ChatCompletionRequest` before matching, so one ma
 API. Shapes follow openai-python `types/responses/response_create_params.py`, `response.py`,
 `response_stream_event.py`. Fields that do not change the rendered prompt (`reasoning`, `include`,
 `prompt_cache_key`, `client_metadata`, `metadata`, `parallel_tool_calls`, `truncation`, `user`) are ignored.
+A `namespace` tool (a group of function tools: Codex sends each MCP server's tools as one, named `mcp__SERVER`) is
+offered to the model as its functions named `NAMESPACE__NAME`, and a call of one goes back as `name` + `namespace`.
 """
 
 from __future__ import annotations
@@ -43,6 +45,23 @@ class FunctionCallItem(_Lenient):
     call_id: str
     name: str
     arguments: str
+    namespace: str | None = None
+
+
+def namespaced(name: str, namespace: str | None) -> str:
+    """A function's name as the model sees it: `NAMESPACE__NAME` for a function of a namespace tool."""
+    return f"{namespace}__{name}" if namespace else name
+
+
+def namespaces_of(tools: list[dict] | None) -> dict[str, tuple[str, str]]:
+    """The model's name of each function of a namespace tool -> (its namespace, its own name)."""
+    return {
+        namespaced(t["name"], tool["name"]): (tool["name"], t["name"])
+        for tool in tools or []
+        if tool.get("type") == "namespace" and isinstance(tool.get("name"), str)
+        for t in tool.get("tools") or []
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    }
 
 
 class FunctionCallOutputItem(_Lenient):
@@ -120,7 +139,7 @@ def input_messages(items: list, where: str = "input") -> list[dict[str, Any]]:
             call = {
                 "id": item.call_id,
                 "type": "function",
-                "function": {"name": item.name, "arguments": item.arguments},
+                "function": {"name": namespaced(item.name, item.namespace), "arguments": item.arguments},
             }
             last = out[-1] if out else None
             if last is not None and last["role"] == "assistant":
@@ -138,9 +157,16 @@ def input_messages(items: list, where: str = "input") -> list[dict[str, Any]]:
 
 
 def chat_tools(tools: list[dict] | None) -> tuple[list[dict] | None, list[str]]:
-    """Function tools in chat form; hosted tools the model cannot call are dropped, with a warning each."""
+    """Function tools in chat form (a namespace tool's functions named `NAMESPACE__NAME`); hosted tools the model
+    cannot call are dropped, with a warning each."""
     out, warnings = [], []
-    for k, tool in enumerate(tools or []):
+    flat = []
+    for tool in tools or []:
+        if tool.get("type") == "namespace" and isinstance(tool.get("name"), str) and tool.get("tools"):
+            flat += [{**t, "name": namespaced(str(t.get("name")), tool["name"])} for t in tool["tools"]]
+        else:
+            flat.append(tool)  # an empty namespace: nothing the model can call (dropped below, with a warning)
+    for k, tool in enumerate(flat):
         if tool.get("type") != "function":
             label = repr(tool["name"]) if tool.get("name") else f"#{k}"
             warnings.append(
@@ -209,8 +235,9 @@ def _id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
-def output_items(reply: dict) -> list[dict]:
-    """The reply as output items: reasoning (if any), a message (if text, or nothing else), function calls."""
+def output_items(reply: dict, namespaces: dict[str, tuple[str, str]] | None = None) -> list[dict]:
+    """The reply as output items: reasoning (if any), a message (if text, or nothing else), function calls (a call of a
+    namespace tool's function by its `name` and `namespace`)."""
     items: list[dict] = []
     if reply.get("reasoning_content"):
         items.append(
@@ -235,12 +262,14 @@ def output_items(reply: dict) -> list[dict]:
             }
         )
     for c in calls:
+        namespace, name = (namespaces or {}).get(c["function"]["name"], (None, c["function"]["name"]))
         items.append(
             {
                 "type": "function_call",
                 "id": _id("fc"),
                 "call_id": c["id"],
-                "name": c["function"]["name"],
+                "name": name,
+                **({"namespace": namespace} if namespace else {}),
                 "arguments": c["function"]["arguments"],
                 "status": "completed",
             }
@@ -262,7 +291,7 @@ def to_response(resp: ChatCompletionResponse, call: Call, req: ResponsesRequest)
         "instructions": req.instructions,
         "max_output_tokens": req.max_output_tokens,
         "model": resp.model,
-        "output": output_items(resp.choices[0].message),
+        "output": output_items(resp.choices[0].message, namespaces_of(req.tools)),
         "parallel_tool_calls": False,
         "previous_response_id": req.previous_response_id,
         "reasoning": None,

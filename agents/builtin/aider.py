@@ -3,7 +3,8 @@ one instruction and exits, `--yes-always` answers confirmations, `--no-auto-comm
 working-tree diff. It reaches the proxy as an OpenAI-compatible endpoint (model `openai/<name>` with
 `--openai-api-base`), with `--edit-format` set (small models cannot follow "diff" reliably). The files added to the
 chat are those the task's gold patch touches (SWE-bench's "oracle" retrieval), so it needs no repository map. A
-follow-up continues the conversation through `--restore-chat-history` (the run's chat history file)."""
+follow-up continues the conversation through `--restore-chat-history` (the run's chat history file). It has no MCP
+client: it is refused on a task whose environment declares MCP servers (agents/mcp_config.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,11 @@
 (`{session}/v1/responses`; this version refuses `wire_api = "chat"`). The native binary runs directly (a static musl
 build: no Node in the sandbox). Everything is set with `-c` flags: a provider whose base URL is the session, and the
 switches that stop Codex reaching GitHub, ChatGPT and its plugin registry. `model_instructions_file` replaces the
-~17 KB base prompt and the `include_*` switches drop the environment and permissions messages (~1.3k tokens)."""
+~17 KB base prompt and the `include_*` switches drop the environment and permissions messages (~1.3k tokens).
+
+MCP: the environment's servers go in `$CODEX_HOME/config.toml` as `[mcp_servers.NAME]` tables (`command`, `args`,
+`env`, `cwd` or `url`, `http_headers`; `startup_timeout_sec`, `tool_timeout_sec`), the keys `codex mcp add` writes
+and `codex mcp list --json` reads back."""
 
 from __future__ import annotations
 
@@ -10,16 +14,44 @@ import json
 from pathlib import Path
 
 from rollgym.agents.spec import AgentRun, AgentSpec
+from rollgym.envs.mcp.declaration import MCPServerConfig
 
 BINARY = "npm/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl"
+
+
+def toml_value(value: object) -> str:
+    """A string, number, list of strings or table of strings as a TOML value (JSON's string escapes are TOML's)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def mcp_config(servers: tuple[MCPServerConfig, ...]) -> str:
+    """Codex's `config.toml` declaring `servers` (nothing else: every other setting is a `-c` flag)."""
+    tables = []
+    for server in servers:
+        if server.is_stdio:
+            keys: dict[str, object] = {"command": server.command, "args": list(server.args)}
+            keys.update({"env": dict(server.env)} if server.env else {})
+            keys.update({"cwd": server.cwd} if server.cwd else {})
+        else:
+            keys = {"url": server.url, **({"http_headers": dict(server.headers)} if server.headers else {})}
+        keys.update(startup_timeout_sec=float(server.start_timeout_s), tool_timeout_sec=float(server.call_timeout_s))
+        lines = [f"[mcp_servers.{json.dumps(server.name)}]", *(f"{k} = {toml_value(v)}" for k, v in keys.items())]
+        tables.append("\n".join(lines) + "\n")
+    return "\n".join(tables)
 
 
 class Codex(AgentSpec):
     name, env_var, install = "codex", "ROLLGYM_CODEX", ".ci/agents-up (npm @openai/codex)"
     cache_path = f"{BINARY}/bin/codex"
+    mcp_client = True
 
     def files(self, run: AgentRun) -> dict[str, str]:
-        return {f"{run.home}/codex/.keep": "", f"{run.home}/instructions.md": self.system_prompt + "\n"}
+        home = {f"{run.home}/codex/.keep": "", f"{run.home}/instructions.md": self.system_prompt + "\n"}
+        return {**home, f"{run.home}/codex/config.toml": mcp_config(run.mcp_servers)} if run.mcp_servers else home
 
     def environment(self, run: AgentRun) -> dict[str, str]:
         package = Path(self.executable()).parents[4] / "codex"  # what its npm launcher would say

@@ -2,7 +2,8 @@
 (LiteLLM's `openai/` provider, not streaming). It has no "continue" option: one run is one conversation, a call per
 step until the task is submitted or `step_limit` is reached. `textbased=True` reads the command from a fenced code
 block instead of a `bash` tool call, which small models manage more often. A reply without a valid action is dropped
-from mini's history (a format-error message replaces it): the proxy records the next call as a new segment."""
+from mini's history (a format-error message replaces it): the proxy records the next call as a new segment. It has
+no MCP client (the `mcp` package beside it is LiteLLM's import): it is refused on a task that declares MCP servers."""
 
 from __future__ import annotations
 

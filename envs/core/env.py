@@ -92,6 +92,9 @@ class Env(gymnasium.Env):
     fatal_errors: tuple[type[BaseException], ...] = ()  # tool errors that end the episode (e.g. a dead sandbox)
     #: MCP servers whose tools join the environment's for each episode (`MCPServerConfig`s or dicts of their fields)
     mcp_servers: tuple[Any, ...] = ()
+    #: whether `reset` connects them to the environment's own tools (an agent CLI run in the environment's sandbox,
+    #: which connects them itself through its own MCP configuration, turns it off: `SandboxedAgent`)
+    connect_mcp_servers: bool = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A method the loop awaits that is written as a plain `def` is refused where the class is defined, naming the
@@ -174,7 +177,7 @@ class Env(gymnasium.Env):
         self.toolset.fatal = None
         self.task = dict(options.get("task") or self._default_task(seed) or {})
         messages, meta = setup_result(type(self).__name__, await self.setup(self.task or None))
-        if self.mcp_servers:
+        if self.mcp_servers and self.connect_mcp_servers:
             await self._start_mcp()
         self.done = False
         self.task_id = str(meta.get("task_id") or task_id_of(self.task))

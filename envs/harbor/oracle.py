@@ -1,5 +1,6 @@
 """`rollgym validate` on Harbor task folders: `solution/solve.sh` must score 1 and doing nothing must score below 1,
-each in a fresh sandbox of the task's image, with the SWE tasks' verdicts (valid, invalid, cannot_run)."""
+each in a fresh sandbox of the task's image, and each declared MCP server must start (mcp_check.py), with the SWE
+tasks' verdicts (valid, invalid, cannot_run)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.envs.harbor.folders import HarborTask, parse_harbor_task
 from rollgym.envs.harbor.images import ensure_harbor_image
+from rollgym.envs.harbor.mcp_check import servers_that_do_not_start
 from rollgym.envs.harbor.sandbox_config import image_workdir, task_sandbox
 from rollgym.envs.harbor.verifier import HarborGrade, verify
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, SandboxError
@@ -23,10 +25,16 @@ class HarborValidationRow(VerdictRow):
 
     gold: HarborGrade | None = None  # after solution/solve.sh; None: not verified (see setup_error)
     empty: HarborGrade | None = None  # with nothing done
+    mcp_not_started: dict[str, str] = {}  # the task's stdio MCP servers that did not start in its sandbox, and why
+    mcp_unreachable: dict[str, str] = {}  # its URL MCP servers that could not be reached, and why
 
     def judge(self) -> tuple[Verdict, str]:
         gold, empty = self.gold, self.empty
         assert gold is not None and empty is not None
+        if self.mcp_not_started:
+            return "invalid", one_line("; ".join(self.mcp_not_started.values()))
+        if self.mcp_unreachable:
+            return "cannot_run", one_line("; ".join(self.mcp_unreachable.values()))
         for what, grade in (("the solution", gold), ("doing nothing", empty)):
             if grade.status == "task_error":
                 return "invalid", f"{what} could not be verified (task_error: {one_line(grade.error or '')})"
@@ -67,11 +75,13 @@ def validate_harbor_task(task: HarborTask, log=lambda _m: None) -> HarborValidat
     try:
         image = ensure_harbor_image(task, log)
         workdir = task.config.environment.workdir or image_workdir(image)
+        not_started, unreachable = servers_that_do_not_start(task, image, workdir)
         gold = verify_fresh(task, image, workdir, solve=True)
         empty = verify_fresh(task, image, workdir, solve=False)
-    except (SandboxError, OSError) as exc:
+    except (SandboxError, OSError, ImportError) as exc:  # ImportError: servers declared, and no `mcp` SDK
         return row.model_copy(update={"setup_error": one_line(f"{type(exc).__name__}: {exc}")})
-    return row.model_copy(update={"gold": gold, "empty": empty})
+    update = {"mcp_not_started": not_started, "mcp_unreachable": unreachable}
+    return row.model_copy(update={"gold": gold, "empty": empty, **update})
 
 
 def validate_harbor_row(row: dict, log=lambda _m: None) -> HarborValidationRow:

@@ -235,3 +235,27 @@ def test_codex_shaped_conversation_continues_one_segment(scripted_proxy, scripts
     _assert_chain(spy, sess)
     assert sess.calls[0].request_messages[0] == {"role": "system", "content": "You are Codex."}
     assert len(sess.calls[1].warnings) == 2 and sess.responses == {}
+
+
+def test_a_namespace_tools_functions_are_offered_by_full_name_and_called_back_by_name_and_namespace(
+    scripted_proxy, scripts
+):
+    """Codex 0.169 sends each MCP server's tools as one `namespace` tool (`mcp__SERVER`, its functions by their own
+    names) and runs a call only with its `namespace`: the model sees `mcp__plain__where`, Codex gets `name` `where`
+    with `namespace` `mcp__plain`, and the call echoed back renders as the model sampled it (one segment)."""
+    proxy, spy = scripted_proxy([scripts.call("mcp__plain__where"), scripts.text("done")])
+    sess = proxy.session()
+    where = {"type": "function", "name": "where", "description": "Where it runs.", "strict": False}
+    where["parameters"] = {"type": "object", "properties": {}}
+    tools = [ADD, {"type": "namespace", "name": "mcp__plain", "description": "plain", "tools": [where]}]
+    body = {"model": "m", "input": [USER], "tools": tools, "store": False}
+    first = httpx.post(f"{sess.base_url}/responses", json=body).json()["output"]
+    (call,) = [o for o in first if o["type"] == "function_call"]
+    assert (call["name"], call["namespace"]) == ("where", "mcp__plain")
+    assert [t["function"]["name"] for t in sess.rollouts()[0].tools] == ["add", "mcp__plain__where"]
+    assert not sess.calls[0].warnings
+    body["input"] = [USER, call, {"type": "function_call_output", "call_id": call["call_id"], "output": "here"}]
+    assert httpx.post(f"{sess.base_url}/responses", json=body).json()["output"][0]["content"][0]["text"] == "done"
+    assert [s.calls for s in sess.segments] == [[0, 1]]
+    assert sess.calls[1].request_messages[1]["tool_calls"][0]["function"]["name"] == "mcp__plain__where"
+    _assert_chain(spy, sess)

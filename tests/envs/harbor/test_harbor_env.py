@@ -71,6 +71,20 @@ def test_validate_the_task_folders_by_path(harbor_images):
     assert {r["empty"]["reward"] for r in rows.values()} == {0.0}
 
 
+def test_validate_starts_each_mcp_server_and_names_one_that_does_not_start(harbor_images, tmp_path):
+    """`use-mcp-tool` with a second server whose script is not in the image: validate starts both in the task's
+    sandbox; the task is invalid, naming the server that did not start and why (its stderr), not the one that did."""
+    folder = Path(shutil.copytree(TASKS / "use-mcp-tool", tmp_path / "broken-server"))
+    toml = folder / "task.toml"
+    broken = '\n[[environment.mcp_servers]]\nname = "gone"\ntransport = "stdio"\ncommand = "python3"\n'
+    toml.write_text(toml.read_text() + broken + 'args = ["/opt/mcp/not_there.py"]\n')
+    done = CliRunner().invoke(app, ["validate", str(folder), "--json"])
+    (row,) = map(json.loads, re.findall(r"^\{.*\}$", done.output, re.M))
+    assert row["verdict"] == "invalid" and done.exit_code != 0, done.output
+    assert list(row["mcp_not_started"]) == ["gone"], row  # `plain` started
+    assert "MCP server 'gone' did not start" in row["problem"] and "not_there.py" in row["problem"], row["problem"]
+
+
 def test_a_task_whose_tests_pass_without_the_solution_is_invalid(harbor_images, tmp_path):
     folder = Path(shutil.copytree(TASKS / "write-greeting", tmp_path / "always-passes"))
     (folder / "tests" / "test.sh").write_text("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")
@@ -194,7 +208,6 @@ AGENT_ACTS = {
         "p = '/work/calc.py'; s = open(p).read(); open(p, 'w').write(s.replace('return a - b', 'return a + b'))",
         0.5,
     ),
-    "use-mcp-tool": ("import socket; open('/app/host.txt', 'w').write(socket.gethostname() + '\\n')", 1.0),
 }
 
 
@@ -216,6 +229,21 @@ def test_an_agent_inside_the_sandbox_solves_a_harbor_task(harbor_images, tool_to
     assert summary.rollouts == 1 and rollout.error is None, rollout.error
     assert rollout.token_exact and len(rollout.turns) == 1, rollout.turns
     assert rollout.reward == reward and COMPONENTS[task] <= set(rollout.reward_components), rollout.reward_components
+
+
+def test_an_agent_without_an_mcp_client_is_refused_on_a_task_with_mcp_servers(harbor_images, tool_tok, tmp_path, say):
+    """The script agent has no MCP client (`mcp_client` False, as mini-swe-agent and Aider): on `use-mcp-tool` its
+    run is an errored rollout naming the agent and the server, not a run scored 0 without the task's tools (the
+    agents that have one get the servers in their own config: tests/agents/test_agents_mcp.py)."""
+    from support.agent import ScriptAgent
+
+    policy = rg.Policy(engine=ScriptedEngine([say.text("unused")]), tokenizer=tool_tok)
+    rg.run_agents(
+        ScriptAgent("print(ask('hi'))\n"), [_row("use-mcp-tool")], policy, out=tmp_path / "run", env="rollgym/Harbor-v0"
+    )
+    (rollout,) = rg.read_rollouts(tmp_path / "run" / "rollouts.jsonl")
+    assert rollout.error is not None and rollout.error.type == "AgentWithoutMCPError", rollout.error
+    assert "script has no MCP client" in rollout.error.message and "plain" in rollout.error.message
 
 
 def test_the_agents_time_limit_ends_the_episode_and_it_is_graded(harbor_images, tmp_path, tool_tok, say):
