@@ -31,6 +31,7 @@ from rollgym.envs.core.run_records import register_run_recorder
 from rollgym.envs.core.suites import Suite, SuiteNotInstalledError
 from rollgym.envs.core.task_sources import register_task_reader, register_task_source
 from rollgym.envs.suites.bfcl import register_categories
+from rollgym.envs.suites.openenv import register_openenv
 from rollgym.envs.suites.reasoning_gym import register_generators
 from rollgym.envs.suites.verifiers import register_verifiers
 
@@ -42,6 +43,7 @@ register_env("rollgym/ToolDB-v0", "rollgym.envs.tooldb.env:ToolDBEnv")
 register_generators()
 register_categories()
 register_verifiers()
+register_openenv()
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")

@@ -1,0 +1,105 @@
+"""OpenEnv for the OpenEnv suite's tests: environments written with OpenEnv's own package
+(tests/envs/suites/openenv/servers/), served by uvicorn from the venv `.ci/openenv-up` builds (openenv pins mcp<2, so
+not the project's venv); scripted policies that play them, reading the decoded prompt (SmolLM2's ChatML with tools)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import rollgym as rg
+from rollgym.engines.scripted import ScriptedEngine
+
+SERVERS = Path(__file__).resolve().parents[1] / "envs" / "suites" / "openenv" / "servers"
+OPENENV_HOME = Path(os.environ.get("ROLLGYM_CACHE", Path.home() / ".cache" / "rollgym")) / "openenv"
+
+
+def openenv_python() -> Path:
+    """The Python of the venv with openenv 0.10.0, or a skip saying how to make it."""
+    python = OPENENV_HOME / "venv" / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"no openenv venv at {python.parent.parent}: run `bash .ci/openenv-up`")
+    return python
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve(app: str, log_dir: Path) -> tuple[subprocess.Popen, str]:
+    """`uvicorn <app>` on a free loopback port, once its `/health` answers: the process and its URL."""
+    port = free_port()
+    log = (log_dir / f"{app.split(':')[0]}.log").open("wb")
+    process = subprocess.Popen(
+        [str(openenv_python()), "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)],
+        cwd=SERVERS,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{app} exited: {(log_dir / log.name).read_text()[-1500:]}")
+        try:
+            urllib.request.urlopen(url + "/health", timeout=2).read()
+            return process, url
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"{app} did not answer on {url} within 60s")
+
+
+_CALL = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.S)
+_RESPONSE = re.compile(r"<tool_response>\n?(.*?)\n?</tool_response>", re.S)
+
+
+def calls_and_responses(prompt: str) -> list[tuple[dict, str]]:
+    """The episode so far (after the system prompt's own tool-call example): each call made, with the answer."""
+    episode = prompt.split("<|im_start|>assistant", 1)[1] if "<|im_start|>assistant" in prompt else ""
+    calls = [json.loads(body) for body in _CALL.findall(episode)]
+    responses = [text.strip() for text in _RESPONSE.findall(episode)]
+    return list(zip(calls, responses, strict=False))
+
+
+def bisecting_policy(tool_tok, say, bad_first: int | None = None) -> rg.Policy:
+    """Plays the guessing game by bisection on "higher"/"lower"; `bad_first`: an out-of-range guess made first."""
+
+    def reply(prompt_ids, sampling):
+        history = calls_and_responses(tool_tok.decode(prompt_ids))
+        if bad_first is not None and not history:
+            return say.call("act", guess=bad_first)
+        low, high = 1, 100
+        for call, answer in history:
+            guess = call["arguments"].get("guess")
+            if answer == "higher":
+                low = max(low, guess + 1)
+            elif answer == "lower":
+                high = min(high, guess - 1)
+        return say.call("act", guess=(low + high) // 2)
+
+    return rg.Policy(engine=ScriptedEngine(reply), tokenizer=tool_tok)
+
+
+def note_policy(tool_tok, say, note: str | None = None) -> rg.Policy:
+    """Writes a note holding the word the prompt asks for (or `note`), then submits."""
+
+    def reply(prompt_ids, sampling):
+        prompt = tool_tok.decode(prompt_ids)
+        if not calls_and_responses(prompt):
+            word = re.search(r"contains the word '(\w+)'", prompt).group(1)  # pyright: ignore[reportOptionalMemberAccess]
+            return say.call("write_note", text=note or f"a note about the {word}")
+        return say.call("submit")
+
+    return rg.Policy(engine=ScriptedEngine(reply), tokenizer=tool_tok)
