@@ -103,3 +103,32 @@ def note_policy(tool_tok, say, note: str | None = None) -> rg.Policy:
         return say.call("submit")
 
     return rg.Policy(engine=ScriptedEngine(reply), tokenizer=tool_tok)
+
+
+DOCKERFILE = """FROM {base}
+COPY wheels /wheels
+RUN python3 "$(ls /wheels/pip-*.whl)/pip" install --quiet --no-index --find-links /wheels --break-system-packages \\
+    --root-user-action=ignore openenv==0.10.0 && rm -rf /wheels
+COPY servers /app/env
+WORKDIR /app/env
+CMD ["sh", "-c", "cd /app/env && python3 -m uvicorn {app} --host 0.0.0.0 --port 8000"]
+"""
+
+
+def openenv_image(base_image: str, app: str, context: Path) -> str:
+    """An OpenEnv server image as OpenEnv's template builds one (the server's folder, openenv installed, uvicorn as
+    its command), FROM rollgym's offline base image with openenv installed from `.ci/openenv-up`'s wheels (no
+    registry here): `rollgym-tests/openenv:<content hash>`, built once."""
+    from rollgym.envs.sandbox.images import build_image
+
+    wheels = OPENENV_HOME / "wheels"
+    if not (wheels / ".complete").exists():
+        pytest.skip(f"no openenv wheels at {wheels}: run `bash .ci/openenv-up`")
+    (context / "wheels").mkdir(parents=True)
+    for wheel in sorted(wheels.glob("*.whl")):
+        os.link(wheel, context / "wheels" / wheel.name)
+    (context / "servers").mkdir()
+    for server in sorted(SERVERS.glob("*.py")):
+        (context / "servers" / server.name).write_bytes(server.read_bytes())
+    (context / "Dockerfile").write_text(DOCKERFILE.format(base=base_image, app=app))
+    return build_image(context, "rollgym-tests/openenv")
