@@ -75,3 +75,15 @@ def test_import_rollgym_and_the_catalogue_import_no_suite():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_catalogue_lists_openenv_and_importing_rollgym_imports_none_of_it():
+    (entry,) = [e for e in catalogue() if e.suite == "openenv"]
+    assert (entry.id, entry.package, entry.extra, entry.installed) == ("openenv/env-v0", "mcp", "openenv", True)
+    code = (
+        "import sys, rollgym as rg; from rollgym.envs.catalogue import catalogue; catalogue(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'openenv', 'fastmcp') "
+        "or m.startswith('rollgym.envs.suites.openenv.') and not m.endswith('.registration')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -132,3 +132,17 @@ def openenv_image(base_image: str, app: str, context: Path) -> str:
         (context / "servers" / server.name).write_bytes(server.read_bytes())
     (context / "Dockerfile").write_text(DOCKERFILE.format(base=base_image, app=app))
     return build_image(context, "rollgym-tests/openenv")
+
+
+def replay_with_openenv_client(url: str, reset: dict, actions: list[dict]) -> list[dict]:
+    """The episode `reset` then `actions` played again with OpenEnv's own client, in openenv's venv: each step's
+    {"observation", "reward", "done"}, the reset's first."""
+    done = subprocess.run(
+        [str(openenv_python()), str(SERVERS / "openenv_client_replay.py"), url],
+        input=json.dumps({"reset": reset, "actions": actions}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return [json.loads(line) for line in done.stdout.splitlines()]
