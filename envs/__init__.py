@@ -34,6 +34,7 @@ from rollgym.envs.suites.bfcl import register_categories
 from rollgym.envs.suites.openenv import register_openenv
 from rollgym.envs.suites.reasoning_gym import register_generators
 from rollgym.envs.suites.verifiers import register_verifiers
+from rollgym.envs.suites.textarena import register_games
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
 register_env("rollgym/SWE-v0", "rollgym.envs.swe.env:SWEEnv")
@@ -44,6 +45,7 @@ register_generators()
 register_categories()
 register_verifiers()
 register_openenv()
+register_games()
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
