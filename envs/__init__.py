@@ -2,7 +2,8 @@
 
 `import rollgym.envs` registers the built-in environments with gymnasium (`rollgym/Calculator-v0`,
 `rollgym/SWE-v0`, `rollgym/Harbor-v0`, `rollgym/ToolDB-v0`) and the ids of the suites it catalogues
-(`reasoning_gym/<generator>-v0`, `bfcl/<category>-v0`; no suite is imported); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and
+(`reasoning_gym/<generator>-v0`, `bfcl/<category>-v0`, `openenv/env-v0`, `textarena/<game>-v0`; no suite is
+imported); `gymnasium.make("rollgym.envs:rollgym/SWE-v0")` imports and
 makes in one go.
 Imports nothing else of rollgym's (not tokenization, not rollouts) but `rollgym.errors`, the error tree's root.
 """

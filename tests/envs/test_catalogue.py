@@ -77,13 +77,19 @@ def test_import_rollgym_and_the_catalogue_import_no_suite():
     assert out.strip() == "[]"
 
 
-def test_the_catalogue_lists_openenv_and_importing_rollgym_imports_none_of_it():
+def test_the_catalogue_lists_openenv_and_textarena_and_importing_rollgym_imports_neither():
+    from rollgym.envs.suites.textarena import GAMES, REFUSED
+
     (entry,) = [e for e in catalogue() if e.suite == "openenv"]
     assert (entry.id, entry.package, entry.extra, entry.installed) == ("openenv/env-v0", "mcp", "openenv", True)
+    games = {e.id: e for e in catalogue() if e.suite == "textarena"}
+    assert set(games) == {f"textarena/{g}" for g in (*GAMES, *REFUSED)} and len(GAMES) == 22
+    assert {(e.package, e.extra) for e in games.values()} == {("textarena", "textarena")}
     code = (
         "import sys, rollgym as rg; from rollgym.envs.catalogue import catalogue; catalogue(); "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'openenv', 'fastmcp') "
-        "or m.startswith('rollgym.envs.suites.openenv.') and not m.endswith('.registration')))"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'openenv', 'fastmcp', "
+        "'textarena', 'nltk') or m.startswith(('rollgym.envs.suites.openenv.', 'rollgym.envs.suites.textarena.')) "
+        "and not m.endswith(('.registration', '.games'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
