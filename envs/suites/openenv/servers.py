@@ -8,6 +8,10 @@ from typing import Protocol
 from rollgym.envs.suites.openenv.channels import Channel, WebSocketChannel, fetch_schemas
 from rollgym.envs.suites.openenv.protocol import ServerSchemas
 
+#: each URL's schemas, read once per process (a batch makes an environment per rollout; the server computes its
+#: schemas on every `GET /schema`)
+_SCHEMAS: dict[str, ServerSchemas] = {}
+
 
 class Server(Protocol):
     """A running OpenEnv server: its name (in errors), its schemas, a session per episode, and its end."""
@@ -28,8 +32,11 @@ class URLServer:
 
     @classmethod
     async def connect(cls, url: str, connect_timeout_s: float) -> URLServer:
-        """The server at `url`, once its `/schema` answered; `OpenEnvServerError` when it does not."""
-        return cls(url, await fetch_schemas(url, connect_timeout_s), connect_timeout_s)
+        """The server at `url`, once its `/schema` answered (the first time in this process); `OpenEnvServerError` when
+        it does not. A server that cannot be reached later fails at its session's connection."""
+        if url not in _SCHEMAS:
+            _SCHEMAS[url] = await fetch_schemas(url, connect_timeout_s)
+        return cls(url, _SCHEMAS[url], connect_timeout_s)
 
     async def open(self) -> Channel:
         return await WebSocketChannel.open(self.url, self.connect_timeout_s)
