@@ -89,7 +89,7 @@ def test_the_catalogue_lists_openenv_and_textarena_and_importing_rollgym_imports
         "import sys, rollgym as rg; from rollgym.envs.catalogue import catalogue; catalogue(); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'openenv', 'fastmcp', "
         "'textarena', 'nltk') or m.startswith(('rollgym.envs.suites.openenv.', 'rollgym.envs.suites.textarena.')) "
-        "and not m.endswith(('.registration', '.games'))))"
+        "and not m.endswith(('.suite_ids', '.games'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

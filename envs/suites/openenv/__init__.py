@@ -2,6 +2,6 @@
 (one rollgym runs in its Docker sandbox), over OpenEnv's own WebSocket protocol. Importing this room imports neither
 openenv nor the MCP SDK."""
 
-from rollgym.envs.suites.openenv.registration import ENV_ID, SUITE, register_openenv
+from rollgym.envs.suites.openenv.suite_ids import ENV_ID, SUITE, register_openenv
 
 __all__ = ["ENV_ID", "SUITE", "register_openenv"]

@@ -1,5 +1,5 @@
 """How rollgym reaches an OpenEnv server's session: a `Channel` carries OpenEnv's WebSocket text messages both ways,
-over a WebSocket to a URL (`WebSocketChannel`) or through a relay inside the server's sandbox (`sandboxed.py`)."""
+over a WebSocket to a URL (`WebSocketChannel`) or through a relay inside the server's sandbox (`image_server.py`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import aiohttp
 
 from rollgym.envs.suites.openenv.errors import OpenEnvServerError
-from rollgym.envs.suites.openenv.protocol import CLOSE_MESSAGE, ServerSchemas
+from rollgym.envs.suites.openenv.wire import CLOSE_MESSAGE, ServerSchemas
 
 
 class Channel(Protocol):

@@ -13,12 +13,12 @@ from rollgym.envs.core import Env
 from rollgym.envs.core.errors import InvalidTaskError
 from rollgym.envs.core.spaces import action_space
 from rollgym.envs.core.suites import require_installed
+from rollgym.envs.suites.openenv.action_tools import ActionTool, mcp_tools
 from rollgym.envs.suites.openenv.errors import OpenEnvProtocolError, OpenEnvServerError
-from rollgym.envs.suites.openenv.protocol import StepResult, list_tools_action, observation_text
-from rollgym.envs.suites.openenv.registration import ENV_ID, SUITE
-from rollgym.envs.suites.openenv.servers import Server, URLServer
-from rollgym.envs.suites.openenv.session import OpenEnvSession
-from rollgym.envs.suites.openenv.tools import ActionTool, mcp_tools
+from rollgym.envs.suites.openenv.server_session import OpenEnvSession
+from rollgym.envs.suites.openenv.suite_ids import ENV_ID, SUITE
+from rollgym.envs.suites.openenv.url_server import Server, URLServer
+from rollgym.envs.suites.openenv.wire import StepResult, list_tools_action, observation_text
 from rollgym.errors import UsageError
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -97,7 +97,7 @@ class OpenEnvEnv(Env):
         """The server, started (an image) or connected to (a URL) at the first episode and kept for the next."""
         if self.server is None:
             if self.image is not None:
-                from rollgym.envs.suites.openenv.sandboxed import ImageServer, ImageServerConfig
+                from rollgym.envs.suites.openenv.image_server import ImageServer, ImageServerConfig
 
                 config = ImageServerConfig.model_validate({"image": self.image, **self.server_settings})
                 self.server = await ImageServer.start(config)

@@ -12,7 +12,7 @@ from support.openenv import replay_with_openenv_client
 
 import rollgym as rg
 from rollgym.engines import SamplingParams
-from rollgym.envs.suites.openenv.protocol import StepResult, observation_text
+from rollgym.envs.suites.openenv.wire import StepResult, observation_text
 from rollgym.limits import Limits
 
 pytestmark = pytest.mark.slow

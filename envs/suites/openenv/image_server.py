@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rollgym.envs.sandbox import DockerSandbox, SandboxConfig, start_sandbox
 from rollgym.envs.suites.openenv.errors import OpenEnvServerError
-from rollgym.envs.suites.openenv.protocol import ServerSchemas
 from rollgym.envs.suites.openenv.relay import RELAY_PATH, RELAY_SCRIPT
+from rollgym.envs.suites.openenv.wire import ServerSchemas
 
 SERVER_LOG = "/tmp/openenv-server.log"
 

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rollgym.envs.core.tools import Tool
-from rollgym.envs.suites.openenv.protocol import StepResult, call_tool_action, observation_text
+from rollgym.envs.suites.openenv.wire import StepResult, call_tool_action, observation_text
 
 #: a step of the episode: the action as the server takes it -> its observation (recorded by the environment)
 Step = Callable[[dict[str, Any]], Awaitable[StepResult]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from rollgym.envs.suites.openenv.channels import Channel, WebSocketChannel, fetch_schemas
-from rollgym.envs.suites.openenv.protocol import ServerSchemas
+from rollgym.envs.suites.openenv.wire import ServerSchemas
 
 #: each URL's schemas, read once per process (a batch makes an environment per rollout; the server computes its
 #: schemas on every `GET /schema`)

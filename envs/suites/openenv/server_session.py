@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from rollgym.envs.core.tools import ToolFailure
 from rollgym.envs.suites.openenv.channels import Channel
 from rollgym.envs.suites.openenv.errors import OpenEnvProtocolError
-from rollgym.envs.suites.openenv.protocol import Incoming, ServerError, StepResult, reset_message, step_message
+from rollgym.envs.suites.openenv.wire import Incoming, ServerError, StepResult, reset_message, step_message
 
 #: `WSErrorCode`s that mean the action was refused (the model's doing), not that the server failed
 _REFUSED_ACTION = {"VALIDATION_ERROR": "bad_arguments", "EXECUTION_ERROR": "tool_error"}
