@@ -34,8 +34,8 @@ from rollgym.envs.core.task_sources import register_task_reader, register_task_s
 from rollgym.envs.suites.bfcl import register_categories
 from rollgym.envs.suites.openenv import register_openenv
 from rollgym.envs.suites.reasoning_gym import register_generators
-from rollgym.envs.suites.verifiers import register_verifiers
 from rollgym.envs.suites.textarena import register_games
+from rollgym.envs.suites.verifiers import register_verifiers
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
 register_env("rollgym/SWE-v0", "rollgym.envs.swe.env:SWEEnv")
