@@ -31,6 +31,7 @@ from rollgym.envs.core.run_records import register_run_recorder
 from rollgym.envs.core.suites import Suite, SuiteNotInstalledError
 from rollgym.envs.core.task_sources import register_task_reader, register_task_source
 from rollgym.envs.suites.reasoning_gym import register_generators
+from rollgym.envs.suites.tau2 import register_domains
 
 register_env("rollgym/Calculator-v0", "rollgym.envs.builtin.calculator:CalculatorEnv")
 register_env("rollgym/SWE-v0", "rollgym.envs.swe.env:SWEEnv")
@@ -38,9 +39,12 @@ register_env("rollgym/Harbor-v0", "rollgym.envs.harbor.env:HarborEnv")
 register_env("rollgym/ToolDB-v0", "rollgym.envs.tooldb.env:ToolDBEnv")
 # Other packages' suites, by entry point: each is imported when one of its environments is made (docs/catalogue.md).
 register_generators()
+register_domains()
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
+for _domain in ("airline", "retail", "telecom"):  # rg.load_tasks("tau2/airline"): every task of a τ² domain
+    register_task_source(f"tau2/{_domain}", f"rollgym.envs.suites.tau2.tasks:{_domain}_rows")
 register_task_reader("rollgym.envs.harbor.task_sources:read_harbor_tasks")  # a Harbor task folder, or a folder of them
 register_task_reader("rollgym.envs.tooldb.task_sources:read_tooldb_tasks")  # tools.py + db.json + verify(db) folders
 register_task_reader("rollgym.envs.swe.task_sources:read_swe_tasks")
