@@ -42,6 +42,8 @@ class Tau2Env(Env):
 
     `user_model`: a rollgym engine spec ("smollm2-135m", "openai:http://host/v1#model", ...) or a `ChatModel` object
     (a `ScriptedUser` in tests); `solo_mode`: no user, the agent gets the user's tools and the task's ticket (telecom).
+    The policy is shown what τ²'s agent is shown, except τ²'s fixed greeting ("Hi! How can I help you today?", in the
+    τ² trajectory as the agent's first message): observations carry no assistant messages.
     """
 
     domain: str = ""
@@ -64,7 +66,6 @@ class Tau2Env(Env):
         self.max_steps, self.max_errors = max_steps, max_errors
         self.toolset = Tau2ToolSet(self)
         self.simulation: Any = None
-        self.user_turns: list[dict[str, Any]] = []  # the user model's messages, with the ids it sampled
 
     @classmethod
     def default_tasks(cls, n: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -92,22 +93,23 @@ class Tau2Env(Env):
             max_steps=self.max_steps,
             max_errors=self.max_errors,
         )
-        self.user_turns = []
         opening = await asyncio.to_thread(self.simulation.start)
         self.toolset.tool_schemas = self.simulation.tool_schemas()
         self.action_space = action_space([s["function"]["name"] for s in self.toolset.tool_schemas])
-        self._collect_user_turns()
-        messages = [{"role": "system", "content": self.simulation.system_prompt()}, *map(_chat_message, opening)]
+        messages = [
+            {"role": "system", "content": self.simulation.system_prompt()},
+            *(_chat_message(m) for m in _to_chat(opening) if m["role"] != "assistant"),
+        ]
         if self.solo_mode:
             messages.append({"role": "user", "content": "Solve the ticket with your tools; call `done` when it is."})
         return messages, {"task_id": row.task_id, "domain": self.domain}
 
     async def play_tool_calls(self, calls: list[dict]) -> list[ToolCallRecord]:
         """The policy's tool calls as one τ² assistant message; τ²'s tool messages as the records."""
+        from tau2.data_model.message import AssistantMessage
+
         from rollgym.envs.suites.tau2.simulation import tool_results
         from rollgym.envs.suites.tau2.user import tool_call
-
-        from tau2.data_model.message import AssistantMessage
 
         tau2_calls = [tool_call(call, i, "assistant") for i, call in enumerate(calls)]
         for call, made in zip(calls, tau2_calls, strict=True):
@@ -144,20 +146,9 @@ class Tau2Env(Env):
     async def _act(self, message: Any) -> list[Any]:
         assert self.simulation is not None, "setup() first"
         shown = await asyncio.to_thread(self.simulation.act, message)
-        self._collect_user_turns()
         if self.simulation.done:
             self.finish(str(self.simulation.orchestrator.termination_reason.value))
         return shown
-
-    def _collect_user_turns(self) -> None:
-        """The user model's messages of the trajectory so far, with the ids it sampled (environment tokens)."""
-        from tau2.data_model.message import UserMessage
-
-        self.user_turns = [
-            {"content": m.content, "tool_calls": bool(m.tool_calls), **(m.raw_data or {})}
-            for m in self.simulation.orchestrator.trajectory
-            if isinstance(m, UserMessage) and m.raw_data is not None
-        ]
 
     def evaluation(self) -> Any:
         """τ²'s `RewardInfo` of the episode so far (its `SimulationRun` as τ² wraps one up)."""
@@ -174,9 +165,16 @@ class Tau2Env(Env):
 
 
 def _to_chat(messages: list[Any]) -> list[dict[str, Any]]:
+    """τ² messages in OpenAI format; a user's message keeps what the user model sampled under `user_model` (its
+    `model` and `token_ids`: environment tokens to the policy, recorded with the message)."""
+    from tau2.data_model.message import UserMessage
     from tau2.utils.llm_utils import to_litellm_messages
 
-    return to_litellm_messages(messages)
+    chat = to_litellm_messages(messages)
+    for message, out in zip(messages, chat, strict=True):
+        if isinstance(message, UserMessage) and message.raw_data:
+            out["user_model"] = dict(message.raw_data)
+    return chat
 
 
 def _chat_message(message: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from tau2.gym import gym_agent
 from tau2.orchestrator.orchestrator import Orchestrator, Role
 from tau2.user.base import UserError
 from tau2.user.user_simulator import DummyUser
-from tau2.utils.llm_utils import to_litellm_messages
 from tau2.utils.utils import get_now
 
 from rollgym.envs.suites.tau2.loading import tau2_registry
@@ -78,7 +77,9 @@ class Simulation:
             instruction = AGENT_SOLO_INSTRUCTION.format(
                 stop_function_name=GymAgent.STOP_FUNCTION_NAME, stop_token=GymAgent.STOP_TOKEN
             )
-            return SYSTEM_PROMPT_SOLO.format(agent_instruction=instruction, domain_policy=policy, ticket=self.task.ticket)
+            return SYSTEM_PROMPT_SOLO.format(
+                agent_instruction=instruction, domain_policy=policy, ticket=self.task.ticket
+            )
         return SYSTEM_PROMPT.format(agent_instruction=AGENT_INSTRUCTION, domain_policy=policy)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -101,14 +102,14 @@ class Simulation:
     def done(self) -> bool:
         return self.orchestrator.done
 
-    def start(self) -> list[dict[str, Any]]:
+    def start(self) -> list[Message]:
         """Set up τ²'s environment and play until the agent's first turn (solo: the policy moves first); the
-        opening messages in OpenAI format."""
+        opening messages."""
         if not self.solo_mode:
             self.orchestrator.initialize()
             self.started = True
             self._settle()
-        return to_litellm_messages(self.new_messages(with_assistant=True))
+        return self.new_messages(with_assistant=True)
 
     def act(self, message: AssistantMessage) -> list[Message]:
         """Play the policy's message, then the tools and the user until the agent's turn comes back (or the end); the
@@ -172,7 +173,11 @@ class Simulation:
         """τ²'s own evaluation of the run (`evaluate_simulation`, `EvaluationType.ALL`: database, actions, and what the
         agent communicated, as each task's reward basis says) as its `RewardInfo`."""
         return evaluate_simulation(
-            simulation=run, task=self.task, evaluation_type=EvaluationType.ALL, solo_mode=self.solo_mode, domain=self.domain
+            simulation=run,
+            task=self.task,
+            evaluation_type=EvaluationType.ALL,
+            solo_mode=self.solo_mode,
+            domain=self.domain,
         )
 
 
