@@ -12,7 +12,7 @@ from rollgym.envs.core.chat_models import ChatReply
 from rollgym.rollouts.policy import Policy
 
 #: a simulated user's turn is a sentence or two
-DEFAULT_SAMPLING = SamplingParams(temperature=1.0, max_tokens=256)
+DEFAULT_SAMPLING = SamplingParams(temperature=1.0, max_tokens=128)
 
 
 class PolicyChatModel:
