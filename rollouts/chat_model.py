@@ -11,8 +11,8 @@ from rollgym.engines.base import SamplingParams
 from rollgym.envs.core.chat_models import ChatReply
 from rollgym.rollouts.policy import Policy
 
-#: a simulated user's turn is a sentence or two
-DEFAULT_SAMPLING = SamplingParams(temperature=1.0, max_tokens=128)
+#: a simulated user's turn is a sentence or two; seeded, so a user model's replies to the same conversation repeat
+DEFAULT_SAMPLING = SamplingParams(temperature=1.0, max_tokens=128, seed=0)
 
 
 class PolicyChatModel:
