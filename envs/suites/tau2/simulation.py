@@ -9,7 +9,7 @@ from typing import Any
 
 from tau2.agent.base import is_valid_agent_history_message
 from tau2.agent.llm_agent import AGENT_INSTRUCTION, AGENT_SOLO_INSTRUCTION, SYSTEM_PROMPT, SYSTEM_PROMPT_SOLO
-from tau2.data_model.message import AssistantMessage, Message, ToolMessage
+from tau2.data_model.message import AssistantMessage, Message, MultiToolMessage, ToolMessage
 from tau2.data_model.simulation import SimulationRun, TerminationReason
 from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
 from tau2.gym import gym_agent
@@ -31,8 +31,10 @@ class GymAgent(gym_agent.GymAgent):
         self.next_message: AssistantMessage | None = None
 
     def generate_next_message(self, message, state):
-        if message is not None:
-            state.messages.extend(getattr(message, "tool_messages", None) or [message])
+        if isinstance(message, MultiToolMessage):
+            state.messages.extend(message.tool_messages)
+        elif message is not None:
+            state.messages.append(message)
         action, self.next_message = self.next_message, None
         assert action is not None, "the orchestrator asked the agent twice for one policy turn"
         action = self._check_if_stop_toolcall(action)
@@ -46,6 +48,7 @@ class Simulation:
     def __init__(
         self, domain: str, task: Any, *, solo_mode: bool, user: ModelUser | None, max_steps: int, max_errors: int
     ) -> None:
+        """`user`: the user simulator (None in solo mode, where τ²'s `DummyUser` stands in)."""
         registry = tau2_registry()
         self.domain, self.task, self.solo_mode = domain, task, solo_mode
         environment = registry.get_env_constructor(domain)(solo_mode=solo_mode)
@@ -55,10 +58,12 @@ class Simulation:
         if user is not None:
             user.tools = user_tools or None
             user.instructions = task.user_scenario
+        elif not solo_mode:
+            raise ValueError("a τ² episode with a user needs its user simulator")
         self.orchestrator = Orchestrator(
             domain=domain,
             agent=self.agent,
-            user=DummyUser() if solo_mode else user,
+            user=user if user is not None else DummyUser(),
             environment=environment,
             task=task,
             max_steps=max_steps,
@@ -155,15 +160,16 @@ class Simulation:
         """The episode as τ²'s `SimulationRun` (as `Orchestrator.run` wraps one up); an episode the caller cut short
         ends with `MAX_STEPS`."""
         o = self.orchestrator
-        if not o.done:
+        if not o.done or o.termination_reason is None:
             self._end(TerminationReason.MAX_STEPS)
+        assert o.termination_reason is not None
         return SimulationRun(
             id=str(uuid.uuid4()),
             task_id=self.task.id,
             start_time=self.start_time,
             end_time=get_now(),
             duration=0.0,
-            termination_reason=o.termination_reason.value,
+            termination_reason=o.termination_reason,
             reward_info=None,
             messages=o.get_trajectory(),
             seed=o.seed,

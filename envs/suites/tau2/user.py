@@ -5,7 +5,7 @@ are kept on the user's message (`raw_data`), so the episode records what the use
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from tau2.data_model.message import MultiToolMessage, ToolCall, UserMessage
 from tau2.user.base import UserError
@@ -39,7 +39,7 @@ class ModelUser(UserSimulator):
             state.messages.extend(message.tool_messages)
         else:
             state.messages.append(message)
-        messages = to_litellm_messages(state.system_messages + state.flip_roles())
+        messages = to_litellm_messages([*state.system_messages, *state.flip_roles()])
         tools = [tool.openai_schema for tool in self.tools] if self.tools else None
         reply = self.ask_model(messages, tools)
         calls = reply.message.get("tool_calls") or []
@@ -56,7 +56,7 @@ class ModelUser(UserSimulator):
         return user_message, state
 
 
-def tool_call(call: dict[str, Any], index: int, requestor: str) -> ToolCall:
+def tool_call(call: dict[str, Any], index: int, requestor: Literal["user", "assistant"]) -> ToolCall:
     """τ²'s `ToolCall` of an OpenAI tool call; arguments that are not a JSON object are passed as they are, under
     `arguments` (τ²'s tool then answers with its own error)."""
     import json
