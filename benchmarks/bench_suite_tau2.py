@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "envs" / 
 
 import rollgym as rg
 from rollgym.envs.suites.tau2 import DOMAINS, env_id
-from rollgym.envs.suites.tau2.loading import tau2_registry
+from rollgym.envs.suites.tau2.importing import tau2_registry
 from rollgym.envs.suites.tau2.tasks import domain_tasks
 from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
 from rollgym.tokenization.templates import CHATML_TOOLS

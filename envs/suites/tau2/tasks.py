@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rollgym.envs.core.errors import InvalidTaskError
-from rollgym.envs.suites.tau2.loading import tau2_registry
+from rollgym.envs.suites.tau2.importing import tau2_registry
 
 
 class Tau2Row(BaseModel):

