@@ -34,6 +34,7 @@ from rollgym.envs.core.task_sources import register_task_reader, register_task_s
 from rollgym.envs.suites.bfcl import register_categories
 from rollgym.envs.suites.openenv import register_openenv
 from rollgym.envs.suites.reasoning_gym import register_generators
+from rollgym.envs.suites.tau2 import register_domains
 from rollgym.envs.suites.textarena import register_games
 from rollgym.envs.suites.verifiers import register_verifiers
 
@@ -47,9 +48,12 @@ register_categories()
 register_verifiers()
 register_openenv()
 register_games()
+register_domains()
 # What the rollout core reads and records through hooks, by entry point (imported when a run uses it): the SWE tasks'
 # own sources, and the record of the sandboxes a run starts.
 register_task_source("bundled", "rollgym.envs.swe.task_sources:bundled_rows")
+for _domain in ("airline", "retail", "telecom"):  # rg.load_tasks("tau2/airline"): every task of a τ² domain
+    register_task_source(f"tau2/{_domain}", f"rollgym.envs.suites.tau2.tasks:{_domain}_rows")
 register_task_reader("rollgym.envs.harbor.task_sources:read_harbor_tasks")  # a Harbor task folder, or a folder of them
 register_task_reader("rollgym.envs.tooldb.task_sources:read_tooldb_tasks")  # tools.py + db.json + verify(db) folders
 register_task_reader("rollgym.envs.swe.task_sources:read_swe_tasks")

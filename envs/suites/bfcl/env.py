@@ -17,7 +17,7 @@ from rollgym.envs.core.suites import require_installed
 from rollgym.envs.suites.bfcl.calls import BFCLTool, BFCLToolSet, Episode
 from rollgym.envs.suites.bfcl.categories import BFCL_VERSION, CATEGORIES, REFUSED, SUITE, env_id, refuse
 from rollgym.envs.suites.bfcl.entries import BFCLEntry, BFCLRow, default_rows, entry_of
-from rollgym.envs.suites.bfcl.scoring import bfcl_verdict
+from rollgym.envs.suites.bfcl.verdict import bfcl_verdict
 
 
 @functools.cache
