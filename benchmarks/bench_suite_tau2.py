@@ -31,10 +31,10 @@ from rollgym.rollouts.tokenizer_loading import load_chat_tokenizer
 from rollgym.tokenization.templates import CHATML_TOOLS
 
 tau2_registry()
-from conftest import closing_text, gold_actions, gold_policy, gold_user, is_write  # noqa: E402
-from tau2.data_model.message import ToolCall, UserMessage  # noqa: E402
-from tau2.gym.gym_agent import AgentGymEnv  # noqa: E402
-from tau2.user.user_simulator import UserSimulator  # noqa: E402
+from conftest import closing_text, gold_actions, gold_policy, gold_user, is_write  # noqa: E402 - the tests' gold policy, after sys.path names their folder
+from tau2.data_model.message import ToolCall, UserMessage  # noqa: E402 - τ² imported after tau2_registry() quiets it
+from tau2.gym.gym_agent import AgentGymEnv  # noqa: E402 - τ² imported after tau2_registry() quiets it
+from tau2.user.user_simulator import UserSimulator  # noqa: E402 - τ² imported after tau2_registry() quiets it
 
 
 class ScriptedTau2User(UserSimulator):

@@ -98,7 +98,7 @@ def note_policy(tool_tok, say, note: str | None = None) -> rg.Policy:
     def reply(prompt_ids, sampling):
         prompt = tool_tok.decode(prompt_ids)
         if not calls_and_responses(prompt):
-            word = re.search(r"contains the word '(\w+)'", prompt).group(1)  # pyright: ignore[reportOptionalMemberAccess]
+            word = re.search(r"contains the word '(\w+)'", prompt).group(1)  # pyright: ignore[reportOptionalMemberAccess] - the server's prompt always names the word
             return say.call("write_note", text=note or f"a note about the {word}")
         return say.call("submit")
 

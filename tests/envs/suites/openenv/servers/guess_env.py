@@ -39,7 +39,7 @@ class GuessEnvironment(Environment):
         self._secret = random.Random(seed).randint(1, 100)
         return GuessObservation(feedback=f"I picked a number from 1 to 100. You have {MAX_GUESSES} guesses.")
 
-    def step(self, action: GuessAction, timeout_s: float | None = None, **kwargs: Any) -> GuessObservation:  # type: ignore[override]
+    def step(self, action: GuessAction, timeout_s: float | None = None, **kwargs: Any) -> GuessObservation:  # type: ignore[override] - OpenEnv's base takes the generic Action
         self._state.step_count += 1
         if action.guess == self._secret:
             return GuessObservation(feedback="correct", done=True, reward=1.0)
