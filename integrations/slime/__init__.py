@@ -1,4 +1,4 @@
-"""slime, in one room (THUDM/slime 0.3.1, not on PyPI): the live hook (`generate`, a custom generate function sampling
+"""slime, in one room (THUDM/slime 0.3.1, not on PyPI): the live hook (`rollgym_generate`, a custom generate function sampling
 through slime's sglang router) and rollgym samples as slime's `Sample` fields (`rollgym export --format slime`),
 following slime's field contract, as its trainer needs sglang and Megatron."""
 

@@ -1,6 +1,6 @@
 """rollgym tasks as rows of the JSON-lines prompt file slime reads (`--prompt-data`, `--input-key input`), one row per
 task: slime keeps a row's `metadata` column on its `Sample` (slime/utils/data.py:237, `--metadata-key`), so the
-metadata names the environment and the task the live hook (`generate`) runs."""
+metadata names the environment and the task the live hook (`rollgym_generate`) runs."""
 
 from __future__ import annotations
 

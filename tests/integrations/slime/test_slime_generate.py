@@ -19,7 +19,7 @@ from rollgym.engines.default_model import smollm2_dir
 from rollgym.engines.scripted import ScriptedEngine
 from rollgym.envs.builtin.calculator import CalculatorEnv
 from rollgym.integrations.slime import dataset_rows
-from rollgym.integrations.slime.generate import generate
+from rollgym.integrations.slime.generate_function import rollgym_generate as generate
 from rollgym.integrations.training_samples import training_samples
 from rollgym.rollouts.output import read_rollouts
 

@@ -1,6 +1,6 @@
 # pyright: reportMissingImports=false
 # (slime is installed where slime runs this module, not in rollgym's own venv)
-"""`generate`: rollgym's rollout loop as a slime custom generate function, the live hook.
+"""`rollgym_generate`: rollgym's rollout loop as a slime custom generate function, the live hook.
 
 slime (THUDM/slime 624b824, 0.3.1) loads the function named by `--custom-generate-function-path` and awaits
 `generate(args, sample, sampling_params)` once per sample, in place of its own single-turn `generate`
@@ -41,7 +41,7 @@ from rollgym.rollouts.records import Rollout
 logger = logging.getLogger(__name__)
 
 
-async def generate(args: Any, sample: Any, sampling_params: dict[str, Any]) -> Any:
+async def rollgym_generate(args: Any, sample: Any, sampling_params: dict[str, Any]) -> Any:
     """slime's custom generate function: one rollgym episode for `sample`, sampled through slime's router."""
     tokenizer = None
     try:
