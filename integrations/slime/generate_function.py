@@ -13,7 +13,9 @@ A row names its environment and task in its metadata (`dataset_rows`; slime's `-
 "metadata"). Options are environment variables of slime's rollout process: ROLLGYM_ENV (the default environment),
 ROLLGYM_MAX_TURNS, ROLLGYM_MAX_TOKENS_PER_TURN, ROLLGYM_RECORD_DIR. Whatever fails (an unknown environment, a task
 the environment refuses, a dead router) becomes `Sample.Status.FAILED` with `remove_sample` set (slime zeroes its loss
-mask) and reward 0, never an exception: slime gathers a group's samples without `return_exceptions`.
+mask) and reward 0, never an exception: slime gathers a group's samples without `return_exceptions`. A turn sglang
+aborted (slime aborts in-flight requests when a step has its samples) is `Sample.Status.ABORTED`, which slime leaves
+out of the step and, with `--partial-rollout`, gives back to its buffer; the hook then runs the episode again.
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ async def rollgym_generate(args: Any, sample: Any, sampling_params: dict[str, An
         if not trained.prompt_ids:  # failed before its prompt was rendered
             trained = trained.model_copy(update={"prompt_ids": prompt_ids_of(sample, tokenizer)})
     fill(sample, trained)
+    if rollout.error is not None and rollout.error.type == "Abort":
+        sample.status = type(
+            sample
+        ).Status.ABORTED  # sglang aborted it (slime's abort between steps): slime requeues it
     return sample
 
 

@@ -144,6 +144,19 @@ def test_a_bad_row_or_a_dead_router_is_a_failed_removed_sample_never_an_exceptio
     assert "slime's router failed" in dead.metadata["rollgym_error"]  # an infrastructure failure, named as one
 
 
+def test_a_turn_sglang_aborted_is_an_aborted_sample_as_slime_marks_one():
+    row = dataset_rows("rollgym/Calculator-v0", CalculatorEnv.default_tasks(1))[0]
+
+    async def main():
+        async with SglangStandIn(None, abort=True) as (host, port):
+            return await generate(slime_args(host, port), slime_sample_of(row), dict(SLIME_PARAMS))
+
+    sample = asyncio.run(main())
+    sample.validate_response_metadata_lengths()
+    assert sample.status is Sample.Status.ABORTED and sample.remove_sample is True  # slime drops it from the step
+    assert sample.loss_mask == [0] * sample.response_length and "abort" in sample.metadata["rollgym_error"]
+
+
 @pytest.mark.slow
 def test_the_hook_on_the_real_smollm2_behind_sglangs_generate(tmp_path, monkeypatch):
     from rollgym.engines.transformers_engine import TransformersEngine
