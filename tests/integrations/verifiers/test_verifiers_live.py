@@ -54,3 +54,25 @@ def test_the_real_smollm2_through_the_generate_endpoint(live):
 
 def test_a_dead_server_is_an_errored_trace_that_prime_rl_drops(live):
     assert live["dead"]["has_error"] is True
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("vf-served")
+    side = Path(__file__).with_name("live_env_side.py")
+    return run_side("verifiers", side, [tmp / "out.json", smollm2_dir()], tmp / "out.json")
+
+
+def test_prime_rls_route_verifiers_env_server_runs_rollgym_episodes(served):
+    """verifiers' own `EnvServer` loads `RollgymLiveEnv` from a taskset package and verifiers' own `EnvClient` gets
+    the episode as prime-rl's orchestrator asks for one: the trace streamed back holds rollgym's exact ids."""
+    assert served["ok"] is True and served["reward"] == 1.0 and served["has_error"] is False
+    ids, mask, logprobs = served["token_ids"], served["sampled_mask"], served["logprobs"]
+    expected_mask = [False] * len(ids)
+    for request, completion in zip(served["requests"], served["completions"], strict=True):
+        start = len(request["token_ids"])
+        assert ids[:start] == request["token_ids"] and ids[start : start + len(completion)] == completion
+        expected_mask[start : start + len(completion)] = [True] * len(completion)
+        assert logprobs[start : start + len(completion)] == [-0.25] * len(completion)
+        assert request["sampling_params"]["temperature"] == 0.7  # the run's sampling, from prime-rl's request
+    assert mask == expected_mask
