@@ -17,6 +17,7 @@ TESTED: dict[str, str] = {
     "verifiers": ">=0.4.0,<0.5",
     "openrlhf": ">=0.11.2,<0.12",
     "openpipe-art": ">=0.5.18,<0.5.19",  # ART (imported as `art`); 0.5.19 needs Python 3.12
+    "areal": ">=1.0.4,<1.1",
 }
 
 

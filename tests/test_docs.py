@@ -77,7 +77,7 @@ def as_import_path(name: str) -> str:
 
 
 #: trainers a room's hook module imports at its top, installed where the trainer runs, not in rollgym's venv
-TRAINER_PACKAGES = {"verl", "skyrl", "openrlhf", "art"}
+TRAINER_PACKAGES = {"verl", "skyrl", "openrlhf", "art", "areal", "verifiers"}
 
 
 def resolve(name: str) -> object:
