@@ -87,7 +87,7 @@ def check_env(env: gymnasium.Env, *, task: dict | None = None) -> None:
     reset gives chat messages, a task id and tool schemas with descriptions; step returns typed
     values; close is idempotent and leaves no sandbox open. Raises `EnvCheckError` naming the problem.
 
-    `task`: a task to reset with for rollgym's own checks (default: the environment's own choice). The environment
+    `task`: the task every reset uses, gymnasium's checks included (default: the environment's own choice). The environment
     under gymnasium's wrappers is checked; a wrapper rollgym cannot apply raises `UsageError` naming it.
     """
     raw = inner_env(env)  # a wrapper rollgym cannot apply is refused (UsageError), not checked around
@@ -95,6 +95,13 @@ def check_env(env: gymnasium.Env, *, task: dict | None = None) -> None:
         if not callable(getattr(raw, name, None)):
             raise _fail(f"{type(raw).__name__} has no async {name}(): subclass rollgym.Env")
     before = _live_sandboxes()
+    if task is not None:  # an environment without default tasks (task folders) is checked on this one throughout
+        own_reset = raw.reset
+
+        def reset_on_task(*, seed: int | None = None, options: dict | None = None):
+            return own_reset(seed=seed, options=options or {"task": task})
+
+        raw.reset = reset_on_task
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -106,6 +113,8 @@ def check_env(env: gymnasium.Env, *, task: dict | None = None) -> None:
         if isinstance(exc, EnvCheckError):
             raise
         raise _fail(f"gymnasium's checker failed: {exc}") from exc
+    finally:
+        vars(raw).pop("reset", None)  # the class's own reset again
     try:
         messages, info = raw.reset(seed=0, options={"task": task} if task is not None else None)
         _check_reset(messages, info)
