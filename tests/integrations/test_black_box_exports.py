@@ -35,9 +35,7 @@ HERE = Path(__file__).parent
 @pytest.fixture(scope="module")
 def black_box(tool_tok, tmp_path_factory):
     run = black_box_run(tmp_path_factory.mktemp("black-box") / "run", tool_tok)
-    for fmt in FORMATS:
-        done = CliRunner().invoke(app, ["export", str(run), "--format", fmt])
-        assert done.exit_code == 0 and "wrote 8 rows" in done.output, (fmt, done.output)
+    export_all(run, 8)
     return run, list(read_rollouts(run / "rollouts.jsonl"))
 
 
@@ -65,10 +63,11 @@ def views(rollouts) -> dict[str, dict]:
     return {r.id: r.token_view() | {"reward": r.reward, "group": r.group_id} for r in rollouts}
 
 
-def test_every_trainers_export_holds_the_proxy_rollouts_token_by_token(black_box):
+def check_exports(run: Path, rollouts) -> None:
+    """Every offline export of `run` (not verifiers' and ART's, read by their own code) holds `rollouts` token by
+    token: prompt, completion, mask and sampling logprobs per rollout, its reward."""
     import datasets
 
-    run, rollouts = black_box
     want = views(rollouts)
     by_sample = {(r.group_id, r.sample_index): r.id for r in rollouts}
     got: dict[str, dict[str, tuple]] = {f: {} for f in FORMATS if f not in ("verifiers", "art")}
@@ -113,6 +112,16 @@ def test_every_trainers_export_holds_the_proxy_rollouts_token_by_token(black_box
             assert list(mask) == view["env_mask"] and close(list(logprobs), view["logprobs"]), fmt
 
 
+def export_all(run: Path, rows: int) -> None:
+    for fmt in FORMATS:
+        done = CliRunner().invoke(app, ["export", str(run), "--format", fmt])
+        assert done.exit_code == 0 and f"wrote {rows} rows" in done.output, (fmt, done.output)
+
+
+def test_every_trainers_export_holds_the_proxy_rollouts_token_by_token(black_box):
+    check_exports(*black_box)
+
+
 def test_verifiers_own_code_reads_the_proxy_rollouts(black_box, tmp_path):
     from rollgym.integrations.verifiers import branch_view
 
@@ -151,3 +160,47 @@ def test_arts_own_code_tokenizes_the_proxy_rollouts_into_their_ids(black_box, to
         want = [None] * n + [lp if m else None for lp, m in zip(view["logprobs"], view["env_mask"], strict=True)]
         assert row["logprobs"] == want and row["reward"] == rollout.reward
     assert any(TOOL_QUESTION in json.dumps(r.messages()) for r in rollouts)
+
+
+@pytest.mark.docker
+def test_a_built_in_agent_cli_in_its_sandbox_reaches_every_trainers_export(tool_tok, tmp_path, docker_engine):
+    """mini-swe-agent (the real CLI, the cheapest built-in agent) in a bundled SWE task's sandbox, through its proxy
+    session, over a scripted model (a shell command, then its submit command), n=2: every export holds its
+    rollouts token by token, the command's output in the environment ids between its two turns."""
+    import rollgym as rg
+    from rollgym.agents import agent_spec
+    from rollgym.engines.scripted import ScriptedEngine
+    from rollgym.envs.swe import load_bundled_tasks
+    from rollgym.errors import UsageError
+    from rollgym.proxy import ProxySettings
+
+    spec = agent_spec("mini-swe-agent", step_limit=2, textbased=True, short_prompts=True, timeout_s=300)
+    try:
+        spec.executable()
+    except UsageError as exc:
+        pytest.skip(f"{exc}; skipping the real run")
+
+    def policy(prompt, sampling):
+        done = "echo hello-from-sandbox" in tool_tok.decode(list(prompt))  # its first command is in the prompt
+        command = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" if done else "echo hello-from-sandbox"
+        return tool_tok.encode(f"```bash\n{command}\n```") + [tool_tok.end_of_turn_id]
+
+    run = tmp_path / "run"
+    rows = [load_bundled_tasks()[0].model_dump(mode="json")]
+    rg.run_agents(
+        spec,
+        rows,
+        rg.Policy(engine=ScriptedEngine(policy), tokenizer=tool_tok),
+        out=run,
+        n=2,
+        grade=False,
+        concurrency=1,
+        settings=ProxySettings(default_max_tokens=64),
+    )
+    rollouts = list(read_rollouts(run / "rollouts.jsonl"))
+    assert len(rollouts) == 2 and all(r.token_exact and len(r.turns) == 2 for r in rollouts), rollouts[0].error
+    view = rollouts[0].token_view()
+    bridge = [t for t, m in zip(view["completion_ids"], view["env_mask"], strict=True) if not m]
+    assert "hello-from-sandbox" in tool_tok.decode(bridge)  # mini ran the command in its sandbox and sent its output
+    export_all(run, 2)
+    check_exports(run, rollouts)
