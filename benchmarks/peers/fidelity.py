@@ -23,7 +23,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import os
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 FAMILIES = {"qwen3": "qwen3", "llama-3.1": "llama3_1", "glm-4.5": "glm-4.5"}
@@ -93,7 +97,7 @@ def calculator_tools() -> list[dict]:
     return tools()
 
 
-async def rollgym_method(tok, turns_of, history: str) -> dict:
+async def rollgym_method(tok, turns_of, history: str, timed: bool = False) -> dict:
     """rollgym's own loop on the Calculator with a ScriptedEngine replaying each episode's sampled ids."""
     from rollgym import Limits, Policy
     from rollgym.engines.scripted import ScriptedEngine
@@ -104,7 +108,10 @@ async def rollgym_method(tok, turns_of, history: str) -> dict:
     for e, turns in enumerate(turns_of):
         policy = Policy(engine=ScriptedEngine(turns), tokenizer=tok, history=history)
         env = CalculatorEnv()
+        t = time.perf_counter()
         r = await run_rollout(env, policy, CalculatorEnv.default_tasks(EPISODES)[e], limits=Limits(max_turns=TURNS))
+        if timed:
+            TURN_SECONDS.setdefault(f"rollgym ({history})", []).append((time.perf_counter() - t) / max(len(r.turns), 1))
         samples = r.samples()
         stats["episodes"] += 1
         stats["samples"] += len(samples)
@@ -153,6 +160,8 @@ def reference_bridges(tok, tools, turns) -> list[list[int]]:
 
 #: Seconds per bridge (the tokens of one tool result) by method, filled as the methods run.
 BRIDGE_SECONDS: dict[str, list[float]] = {"rollgym": [], "TRL": [], "SkyRL": []}
+#: Loop seconds per turn (an episode's wall time, minus the engine's, over its turns) by agent loop, on qwen3.
+TURN_SECONDS: dict[str, list[float]] = {}
 
 
 def templated_hf(tok):
@@ -239,6 +248,68 @@ def skyrl_method(tok, tools, turns_of, retokenize: bool) -> dict:
     return stats
 
 
+def verl_method(tok, tools, turns_of, work_dir: Path) -> dict:
+    """verl 0.9.1's own `ToolAgentLoop` in verl's venv (run_verl_loop.py): its training ids are the response ids it
+    masks 1, its bridges the ids it masks 0 between them, its logprobs `response_logprobs`."""
+    python = trainer_python("verl")
+    if python is None:
+        return {"unavailable": "verl's venv is not built (bash .ci/trainers-up verl)"}
+    tokenizer_dir = work_dir / "qwen3-tokenizer"
+    templated_hf(tok).save_pretrained(tokenizer_dir)
+    episodes = work_dir / "verl-episodes.json"
+    question = "What is 1 + 2?"
+    episodes.write_text(json.dumps({"turns": TURNS, "episodes": turns_of, "tools": tools, "question": question}))
+    done = subprocess.run(
+        [python, str(Path(__file__).with_name("run_verl_loop.py")), str(episodes), str(tokenizer_dir), "qwen3"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": "", "HF_HUB_OFFLINE": "1"},
+    )
+    rows = [json.loads(line[8:]) for line in done.stdout.splitlines() if line.startswith("EPISODE ")]
+    if done.returncode or len(rows) != len(turns_of):
+        return {"unavailable": f"verl's ToolAgentLoop failed: {done.stderr.strip()[-300:]}"}
+    stats = {"differing": 0, "samples": 0, "off_template": 0, "covered": 0, "sampled": 0, "episodes": 0}
+    for turns, row in zip(turns_of, rows, strict=True):
+        sample = {"completion_ids": row["response_ids"], "env_mask": row["response_mask"]}
+        ran = turns[: row["generated"]]
+        stats["episodes"] += 1
+        stats["samples"] += 1
+        stats["differing"] += _differing([sample], ran)
+        logprobs = row["response_logprobs"] or [0.0] * len(row["response_ids"])
+        stats["sampled"] += sum(row["response_mask"])
+        stats["covered"] += sum(1 for m, lp in zip(row["response_mask"], logprobs, strict=True) if m and lp != 0.0)
+        bridges = _runs(row["response_ids"], row["response_mask"], 0)
+        reference = reference_bridges(tok, tools, turns)
+        stats["off_template"] += sum(b != r for b, r in zip(bridges, reference, strict=False))
+        stats["off_template"] += abs(len(reference) - len(bridges))
+        TURN_SECONDS.setdefault("verl ToolAgentLoop", []).append(
+            (row["wall_s"] - row["server_s"]) / max(row["generated"], 1)
+        )
+    return stats
+
+
+def trainer_python(name: str) -> str | None:
+    """A trainer's venv python from .ci/trainers-up, or None where it is not built."""
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(["bash", str(root / ".ci" / "trainers-up"), "python", name], capture_output=True, text=True)
+    python = out.stdout.strip()
+    return python if out.returncode == 0 and python and Path(python).exists() else None
+
+
+def _runs(ids: list[int], mask: list[int], value: int) -> list[list[int]]:
+    """The maximal runs of `ids` whose mask is `value`, between runs of the other value (not at the ends)."""
+    runs, current, seen_other = [], [], False
+    for t, m in zip(ids, mask, strict=True):
+        if m == value and seen_other:
+            current.append(t)
+        elif m != value:
+            if current:
+                runs.append(current)
+            current, seen_other = [], True
+    return runs
+
+
 def _all_in(seq: list[int], turns: list[list[int]]) -> bool:
     text = "," + ",".join(map(str, seq)) + ","
     return all("," + ",".join(map(str, t)) + "," in text for t in turns)
@@ -250,17 +321,30 @@ def chat_client_method(tok, tools, turns_of) -> dict:
     return stats
 
 
-def fidelity_rows() -> list[tuple[str, str, dict]]:
+def fidelity_rows(work_dir: Path | None = None) -> list[tuple[str, str, dict]]:
     tools = calculator_tools()
+    work_dir = Path(work_dir or tempfile.mkdtemp(prefix="fidelity-"))
     rows = []
     for family, name in FAMILIES.items():
         tok = family_chat_tokenizer(name)
         tok.certify()
         reasoning = family != "llama-3.1"
         turns_of = [scripted_turns(tok, tools, reasoning, e) for e in range(EPISODES)]
-        rows.append((family, "rollgym, history=keep", asyncio.run(rollgym_method(tok, turns_of, "keep"))))
-        rows.append((family, "rollgym, history=template", asyncio.run(rollgym_method(tok, turns_of, "template"))))
+        rows.append(
+            (family, "rollgym, history=keep", asyncio.run(rollgym_method(tok, turns_of, "keep", family == "qwen3")))
+        )
+        rows.append(
+            (
+                family,
+                "rollgym, history=template",
+                asyncio.run(rollgym_method(tok, turns_of, "template", family == "qwen3")),
+            )
+        )
         rows.append((family, "TRL 1.16 tool loop", trl_method(tok, tools, turns_of)))
+        if family == "qwen3":  # verl's hermes tool parser reads Qwen's <tool_call> format
+            rows.append(
+                (family, "verl 0.9.1 ToolAgentLoop (its own code)", verl_method(tok, tools, turns_of, work_dir))
+            )
         sky = skyrl_method(tok, tools, turns_of, retokenize=family == "qwen3")
         rows.append(
             (family, "SkyRL generator" + (" (codepath 3: Qwen3)" if family == "qwen3" else " (codepath 1)"), sky)
@@ -275,14 +359,17 @@ def fidelity_rows() -> list[tuple[str, str, dict]]:
     return rows
 
 
-def fidelity_section(_runnable, _work_dir) -> None:
+def fidelity_section(_runnable, work_dir) -> None:
     print(f"\n## Token fidelity: {EPISODES} scripted episodes x {TURNS} turns per family, non-canonical sampled ids")
     print(
         "| family | method | samples whose ids differ from the sampled ids | samples per rollout | bridges "
         "off-template | logprob coverage |"
     )
     print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for family, method, s in fidelity_rows():
+    for family, method, s in fidelity_rows(work_dir):
+        if s.get("unavailable"):
+            print(f"| {family} | {method} (not run: {s['unavailable']}) | - | - | - | - |")
+            continue
         coverage = s["covered"] / s["sampled"] if s["sampled"] else 0.0
         note = f" (refused: {s['refused']})" if s.get("refused") else ""
         per = f"{s['samples'] / s['episodes']:.2f}" if s["samples"] else "-"
@@ -296,3 +383,9 @@ def fidelity_section(_runnable, _work_dir) -> None:
     for method, seconds in BRIDGE_SECONDS.items():
         if seconds:
             print(f"  {method:<8} {1e3 * statistics.median(seconds):.3f} ms  ({len(seconds)} bridges)")
+    print("\nAgent loop wall time per turn, engine time excluded (scripted engine), median over qwen3's episodes:")
+    base = statistics.median(TURN_SECONDS.get("rollgym (keep)", [0.0])) or None
+    for method, seconds in TURN_SECONDS.items():
+        ms = 1e3 * statistics.median(seconds)
+        ratio = f", {statistics.median(seconds) / base:.2f}x rollgym keep" if base else ""
+        print(f"  {method:<22} {ms:.2f} ms/turn  ({len(seconds)} episodes{ratio})")
