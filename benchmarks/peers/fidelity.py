@@ -248,19 +248,22 @@ def skyrl_method(tok, tools, turns_of, retokenize: bool) -> dict:
     return stats
 
 
-def verl_method(tok, tools, turns_of, work_dir: Path) -> dict:
-    """verl 0.9.1's own `ToolAgentLoop` in verl's venv (run_verl_loop.py): its training ids are the response ids it
-    masks 1, its bridges the ids it masks 0 between them, its logprobs `response_logprobs`."""
-    python = trainer_python("verl")
+def trainer_loop_method(trainer: str, tok, tools, turns_of, work_dir: Path) -> dict:
+    """A trainer's own agent loop in its venv (run_verl_loop.py: verl 0.9.1's `ToolAgentLoop`; run_skyrl_loop.py:
+    SkyRL 0.4.0's `SkyRLGymGenerator.agent_loop`) on the same episodes: its training ids are the response ids it masks
+    1, its bridges the ids it masks 0 between them, its logprobs the ones it returns for training."""
+    python = trainer_python(trainer)
     if python is None:
-        return {"unavailable": "verl's venv is not built (bash .ci/trainers-up verl)"}
+        return {"unavailable": f"{trainer}'s venv is not built (bash .ci/trainers-up {trainer})"}
     tokenizer_dir = work_dir / "qwen3-tokenizer"
-    templated_hf(tok).save_pretrained(tokenizer_dir)
-    episodes = work_dir / "verl-episodes.json"
+    if not tokenizer_dir.exists():
+        templated_hf(tok).save_pretrained(tokenizer_dir)
+    episodes = work_dir / "trainer-episodes.json"
     question = "What is 1 + 2?"
     episodes.write_text(json.dumps({"turns": TURNS, "episodes": turns_of, "tools": tools, "question": question}))
+    script, extra = {"verl": ("run_verl_loop.py", ["qwen3"]), "skyrl": ("run_skyrl_loop.py", [])}[trainer]
     done = subprocess.run(
-        [python, str(Path(__file__).with_name("run_verl_loop.py")), str(episodes), str(tokenizer_dir), "qwen3"],
+        [python, str(Path(__file__).with_name(script)), str(episodes), str(tokenizer_dir), *extra],
         capture_output=True,
         text=True,
         timeout=600,
@@ -268,24 +271,23 @@ def verl_method(tok, tools, turns_of, work_dir: Path) -> dict:
     )
     rows = [json.loads(line[8:]) for line in done.stdout.splitlines() if line.startswith("EPISODE ")]
     if done.returncode or len(rows) != len(turns_of):
-        return {"unavailable": f"verl's ToolAgentLoop failed: {done.stderr.strip()[-300:]}"}
+        return {"unavailable": f"{trainer}'s own loop failed: {done.stderr.strip()[-300:]}"}
     stats = {"differing": 0, "samples": 0, "off_template": 0, "covered": 0, "sampled": 0, "episodes": 0}
+    label = {"verl": "verl ToolAgentLoop", "skyrl": "SkyRL SkyRLGymGenerator"}[trainer]
     for turns, row in zip(turns_of, rows, strict=True):
-        sample = {"completion_ids": row["response_ids"], "env_mask": row["response_mask"]}
+        mask = row.get("response_mask") or row["loss_mask"]
+        logprobs = row.get("response_logprobs") or row.get("rollout_logprobs") or [0.0] * len(mask)
         ran = turns[: row["generated"]]
         stats["episodes"] += 1
         stats["samples"] += 1
-        stats["differing"] += _differing([sample], ran)
-        logprobs = row["response_logprobs"] or [0.0] * len(row["response_ids"])
-        stats["sampled"] += sum(row["response_mask"])
-        stats["covered"] += sum(1 for m, lp in zip(row["response_mask"], logprobs, strict=True) if m and lp != 0.0)
-        bridges = _runs(row["response_ids"], row["response_mask"], 0)
+        stats["differing"] += _differing([{"completion_ids": row["response_ids"], "env_mask": mask}], ran)
+        stats["sampled"] += sum(mask)
+        stats["covered"] += sum(1 for m, lp in zip(mask, logprobs, strict=True) if m and lp != 0.0)
+        bridges = _runs(row["response_ids"], mask, 0)
         reference = reference_bridges(tok, tools, turns)
         stats["off_template"] += sum(b != r for b, r in zip(bridges, reference, strict=False))
         stats["off_template"] += abs(len(reference) - len(bridges))
-        TURN_SECONDS.setdefault("verl ToolAgentLoop", []).append(
-            (row["wall_s"] - row["server_s"]) / max(row["generated"], 1)
-        )
+        TURN_SECONDS.setdefault(label, []).append((row["wall_s"] - row["server_s"]) / max(row["generated"], 1))
     return stats
 
 
@@ -341,10 +343,11 @@ def fidelity_rows(work_dir: Path | None = None) -> list[tuple[str, str, dict]]:
             )
         )
         rows.append((family, "TRL 1.16 tool loop", trl_method(tok, tools, turns_of)))
-        if family == "qwen3":  # verl's hermes tool parser reads Qwen's <tool_call> format
-            rows.append(
-                (family, "verl 0.9.1 ToolAgentLoop (its own code)", verl_method(tok, tools, turns_of, work_dir))
-            )
+        if family == "qwen3":  # the trainers' own loops, on Qwen's format (verl's hermes parser reads its calls)
+            verl = trainer_loop_method("verl", tok, tools, turns_of, work_dir)
+            rows.append((family, "verl 0.9.1 ToolAgentLoop (its own code)", verl))
+            skyrl = trainer_loop_method("skyrl", tok, tools, turns_of, work_dir)
+            rows.append((family, "SkyRL 0.4.0 SkyRLGymGenerator (its own code)", skyrl))
         sky = skyrl_method(tok, tools, turns_of, retokenize=family == "qwen3")
         rows.append(
             (family, "SkyRL generator" + (" (codepath 3: Qwen3)" if family == "qwen3" else " (codepath 1)"), sky)
