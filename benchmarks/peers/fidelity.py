@@ -12,7 +12,10 @@ episode, 8 episodes per family. Counted per method:
   rollgym certifies against; a bridge that differs teaches the model a format its template never shows);
 - logprob coverage: the share of trained sampled tokens that carry the engine's logprob.
 Methods: rollgym `keep` and `template` (its real loop, a ScriptedEngine); TRL 1.16's tool loop (prompt + sampled ids
-+ `GRPOTrainer._get_tool_suffix_ids`, TRL's own code, called on a stand-in `self` holding the tokenizer); SkyRL's
++ `GRPOTrainer._get_tool_suffix_ids`, TRL's own code, called on a stand-in `self` holding the tokenizer); on Qwen3,
+verl 0.9.1's `ToolAgentLoop` and SkyRL 0.4.0's `SkyRLGymGenerator.agent_loop`, each trainer's own loop run in its own
+venv (run_verl_loop.py, run_skyrl_loop.py; skipped, saying why, where .ci/trainers-up has not built it), with their
+loop time per turn beside rollgym's (engine time excluded); SkyRL's
 generator as its docs describe it (codepath 1, the fixed base; Qwen3 goes through codepath 3, the whole chat
 re-tokenized each turn); a chat-completions client (verifiers' eval client, OpenAI-client loops around OpenEnv):
 messages come back as text, and a trainer tokenizes the final conversation again.
