@@ -122,6 +122,32 @@ def test_every_trainers_export_holds_the_proxy_rollouts_token_by_token(black_box
     check_exports(*black_box)
 
 
+def test_skyrls_own_trainer_steps_read_the_proxy_rollouts(black_box, tmp_path):
+    """SkyRL's validation, post-processing, tensorizing, GRPO advantage and PPO loss over the proxy runs' export."""
+    from rollgym.engines.default_model import smollm2_dir
+
+    run, rollouts = black_box
+    side = HERE / "skyrl" / "skyrl_export_side.py"
+    batch = run_side("skyrl", side, [run / FILES["skyrl"], smollm2_dir(), tmp_path / "out.json"], tmp_path / "out.json")
+    by_sample = {(r.group_id, r.sample_index): r for r in rollouts}
+    groups = [g for g, _ in batch["trajectory_ids"]]
+    assert [g for k, g in enumerate(groups) if k == 0 or g != groups[k - 1]] == list(dict.fromkeys(groups))
+    for i, (group, k) in enumerate(batch["trajectory_ids"]):
+        rollout = by_sample[(group, k)]
+        view = rollout.token_view()
+        response, prompt = view["completion_ids"], view["prompt_ids"]
+        n = len(response)  # SkyRL's layout: the whole sequence left-padded, response-level tensors right-aligned
+        assert batch["sequences"][i][-n:] == response and batch["sequences"][i][-n - len(prompt) : -n] == prompt
+        assert batch["loss_mask"][i][-n:] == [float(m) for m in view["env_mask"]] and not any(
+            batch["loss_mask"][i][:-n]
+        )
+        assert close(batch["rollout_logprobs"][i][-n:], view["logprobs"])
+        # GRPO over each group of two, on the whole response (SkyRL's response_mask; its loss mask drops tool ids)
+        expected = {1.0: 0.7071, 0.0: -0.7071, 0.5: 0.0}[rollout.reward]
+        assert all(math.isclose(a, expected, abs_tol=1e-3) for a in batch["advantages"][i][-n:])
+    assert math.isfinite(batch["loss"])
+
+
 def test_verifiers_own_code_reads_the_proxy_rollouts(black_box, tmp_path):
     from rollgym.integrations.verifiers import branch_view
 
