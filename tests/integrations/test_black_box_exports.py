@@ -122,6 +122,36 @@ def test_every_trainers_export_holds_the_proxy_rollouts_token_by_token(black_box
     check_exports(*black_box)
 
 
+def test_verls_own_worker_steps_batch_the_proxy_rollouts(black_box, tmp_path):
+    """verl's `AgentLoopOutput`, its worker's post-processing into a batch and its GRPO advantage over the export,
+    fitted to the lengths verl_side.py configures (`--prompt-length 512 --response-length 96`)."""
+    from rollgym.engines.default_model import smollm2_dir
+
+    run, rollouts = black_box
+    exported = tmp_path / "verl.jsonl"
+    args = ["export", str(run), "--format", "verl", "--prompt-length", "512", "--response-length", "96"]
+    assert CliRunner().invoke(app, [*args, "--out", str(exported)]).exit_code == 0
+    work = tmp_path / "work"
+    work.mkdir()
+    side = HERE / "verl" / "verl_export_side.py"
+    out = tmp_path / "out.json"
+    batch = run_side("verl", side, [exported, work, smollm2_dir(), out], out, extra_path=side.parent)
+    by_id = {r.id: r for r in rollouts}
+    assert sorted(batch["rollout_ids"]) == sorted(by_id)
+    for i, rid in enumerate(batch["rollout_ids"]):
+        rollout = by_id[rid]
+        view = rollout.token_view()
+        response, prompt = view["completion_ids"][:96], view["prompt_ids"][-512:]
+        n = len(response)  # verl's layout: prompts left-padded, responses right-padded
+        assert batch["responses"][i][:n] == response and batch["prompts"][i][-len(prompt) :] == prompt
+        assert batch["response_mask"][i][:n] == view["env_mask"][:n] and not any(batch["response_mask"][i][n:])
+        assert close(batch["rollout_log_probs"][i][:n], view["logprobs"][:n])
+        assert max(batch["rm_scores"][i], key=abs) == rollout.reward
+        expected = {1.0: 0.7071, 0.0: -0.7071, 0.5: 0.0}[rollout.reward]  # GRPO by uid, on sampled ids only
+        for a, m in zip(batch["advantages"][i], batch["response_mask"][i], strict=True):
+            assert math.isclose(a, expected if m else 0.0, abs_tol=1e-3)
+
+
 def test_skyrls_own_trainer_steps_read_the_proxy_rollouts(black_box, tmp_path):
     """SkyRL's validation, post-processing, tensorizing, GRPO advantage and PPO loss over the proxy runs' export."""
     from rollgym.engines.default_model import smollm2_dir
