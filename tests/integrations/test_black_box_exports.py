@@ -1,7 +1,8 @@
 """Black-box agents' rollouts reach every trainer as the loop's do: the real `openai` and `anthropic` clients through
 rollgym's recording proxy (`rg.run_agents`; the real SmolLM2-135M, and a scripted model for tool turns), then
 `rollgym export RUN --format F` for every trainer. Each export holds the proxy's rollouts token by token (ids, mask,
-sampling logprobs, reward, GRPO group); verifiers' and ART's own code read theirs (the sides their own tests use)."""
+sampling logprobs, reward, GRPO group), and verl's, SkyRL's, OpenRLHF's, verifiers' and ART's own code read theirs
+(side scripts beside their own tests); mini-swe-agent, the real CLI in a sandbox, reaches every export the same way."""
 
 from __future__ import annotations
 
@@ -150,6 +151,32 @@ def test_verls_own_worker_steps_batch_the_proxy_rollouts(black_box, tmp_path):
         expected = {1.0: 0.7071, 0.0: -0.7071, 0.5: 0.0}[rollout.reward]  # GRPO by uid, on sampled ids only
         for a, m in zip(batch["advantages"][i], batch["response_mask"][i], strict=True):
             assert math.isclose(a, expected if m else 0.0, abs_tol=1e-3)
+
+
+def test_openrlhfs_own_experience_steps_read_the_proxy_rollouts(black_box, tmp_path):
+    """OpenRLHF's `_process_response_into_experience` per exported executor output, its batching and its
+    `group_norm` advantage: the whole sequence, the action mask and logprobs shifted by one as OpenRLHF shifts them."""
+    from rollgym.engines.default_model import smollm2_dir
+
+    run, rollouts = black_box
+    side = HERE / "openrlhf" / "openrlhf_export_side.py"
+    out = tmp_path / "out.json"
+    batch = run_side("openrlhf", side, [run / FILES["openrlhf"], 1024, smollm2_dir(), out], out, extra_path=side.parent)
+    by_id = {r.id: r for r in rollouts}
+    assert sorted(batch["rollout_ids"]) == sorted(by_id)
+    for i, rid in enumerate(batch["rollout_ids"]):
+        rollout, attention = by_id[rid], batch["attention_mask"][i]
+        view = rollout.token_view()
+        start, n, p = attention.index(1), sum(attention), len(view["prompt_ids"])
+        assert batch["sequences"][i][start : start + n] == view["prompt_ids"] + view["completion_ids"]
+        # position j scores token j + 1: an action where that token was sampled, with its sampling logprob
+        want_mask = [0] * (p - 1) + view["env_mask"]
+        want_lp = [0.0] * (p - 1) + view["logprobs"]
+        assert batch["action_mask"][i][start : start + n - 1] == want_mask
+        assert close(batch["rollout_log_probs"][i][start : start + n - 1], want_lp)
+        expected = {1.0: 0.7071, 0.0: -0.7071, 0.5: 0.0}[rollout.reward]  # group_norm over each group of two
+        for a, m in zip(batch["advantages"][i], batch["action_mask"][i], strict=True):
+            assert not m or math.isclose(a, expected, abs_tol=1e-3)
 
 
 def test_skyrls_own_trainer_steps_read_the_proxy_rollouts(black_box, tmp_path):
