@@ -7,11 +7,11 @@ budgets; `benchmarks/peers/workload.py`) through rollgym and each peer that runs
   framework's own cost, turns/s and CPU ms per turn at concurrency 1, 64 and 1,024 (8 turns per episode);
 - `vllm`: the real vLLM-CPU server (`.ci/vllm-up`, SmolLM2-135M): end-to-end sampled tokens/s at concurrency 1
   and 16 (4 turns per episode, 32 tokens per turn; the prefix cache reset before each run);
-- `fidelity`: training ids vs the ids the engine sampled, per framework's method, on real templates
-  (`peers/fidelity.py`).
+- `fidelity`: training ids vs the ids the engine sampled, per framework's method, on real templates, with verl's and
+  SkyRL's own agent loops in their venvs (`.ci/trainers-up`) and loop time per turn (`peers/fidelity.py`).
 Each configuration runs once per round, frameworks in a rotated order each round, 3 rounds; printed: medians, each
 framework's ratio to rollgym (median of the per-round ratios: this VM's speed drifts up to 2x), peak RSS per
-process and per concurrent rollout. Default run here: ~21 min instant, ~26 min vLLM, <1 min fidelity (venvs: once).
+process and per concurrent rollout. Default run here: ~21 min instant, ~26 min vLLM, ~1 min fidelity (venvs: once).
 """
 
 from __future__ import annotations

@@ -168,13 +168,17 @@ def _versions(rollout: Rollout, k: int, count: int) -> list[int | None]:
 
 
 def stored_rollouts(run_dir: str | Path, include_errored: bool = False) -> list[Rollout]:
-    """A run directory's rollouts for an offline export: errored ones only with `include_errored`; none is a
-    `UsageError`."""
+    """A run directory's rollouts for an offline export, each GRPO group's together (groups in the order they first
+    appear, samples by index: rollouts are written as they finish, and SkyRL and OpenRLHF need a group contiguous);
+    errored ones only with `include_errored`; none is a `UsageError`."""
     path = Path(run_dir) / ROLLOUTS_FILE
     rollouts = [r for r in read_rollouts(path) if include_errored or r.error is None]
     if not rollouts:
         raise UsageError(f"no exportable rollouts in {path} (errored ones need --include-errored)")
-    return rollouts
+    first: dict[str, int] = {}
+    for r in rollouts:
+        first.setdefault(r.group_id or r.id, len(first))
+    return sorted(rollouts, key=lambda r: (first[r.group_id or r.id], r.sample_index))
 
 
 def stored_samples(run_dir: str | Path, include_errored: bool = False) -> list[TrainingSample]:

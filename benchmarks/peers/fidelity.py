@@ -12,7 +12,10 @@ episode, 8 episodes per family. Counted per method:
   rollgym certifies against; a bridge that differs teaches the model a format its template never shows);
 - logprob coverage: the share of trained sampled tokens that carry the engine's logprob.
 Methods: rollgym `keep` and `template` (its real loop, a ScriptedEngine); TRL 1.16's tool loop (prompt + sampled ids
-+ `GRPOTrainer._get_tool_suffix_ids`, TRL's own code, called on a stand-in `self` holding the tokenizer); SkyRL's
++ `GRPOTrainer._get_tool_suffix_ids`, TRL's own code, called on a stand-in `self` holding the tokenizer); on Qwen3,
+verl 0.9.1's `ToolAgentLoop` and SkyRL 0.4.0's `SkyRLGymGenerator.agent_loop`, each trainer's own loop run in its own
+venv (run_verl_loop.py, run_skyrl_loop.py; skipped, saying why, where .ci/trainers-up has not built it), with their
+loop time per turn beside rollgym's (engine time excluded); SkyRL's
 generator as its docs describe it (codepath 1, the fixed base; Qwen3 goes through codepath 3, the whole chat
 re-tokenized each turn); a chat-completions client (verifiers' eval client, OpenAI-client loops around OpenEnv):
 messages come back as text, and a trainer tokenizes the final conversation again.
@@ -23,7 +26,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import os
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 FAMILIES = {"qwen3": "qwen3", "llama-3.1": "llama3_1", "glm-4.5": "glm-4.5"}
@@ -93,7 +100,7 @@ def calculator_tools() -> list[dict]:
     return tools()
 
 
-async def rollgym_method(tok, turns_of, history: str) -> dict:
+async def rollgym_method(tok, turns_of, history: str, timed: bool = False) -> dict:
     """rollgym's own loop on the Calculator with a ScriptedEngine replaying each episode's sampled ids."""
     from rollgym import Limits, Policy
     from rollgym.engines.scripted import ScriptedEngine
@@ -104,7 +111,10 @@ async def rollgym_method(tok, turns_of, history: str) -> dict:
     for e, turns in enumerate(turns_of):
         policy = Policy(engine=ScriptedEngine(turns), tokenizer=tok, history=history)
         env = CalculatorEnv()
+        t = time.perf_counter()
         r = await run_rollout(env, policy, CalculatorEnv.default_tasks(EPISODES)[e], limits=Limits(max_turns=TURNS))
+        if timed:
+            TURN_SECONDS.setdefault(f"rollgym ({history})", []).append((time.perf_counter() - t) / max(len(r.turns), 1))
         samples = r.samples()
         stats["episodes"] += 1
         stats["samples"] += len(samples)
@@ -153,6 +163,8 @@ def reference_bridges(tok, tools, turns) -> list[list[int]]:
 
 #: Seconds per bridge (the tokens of one tool result) by method, filled as the methods run.
 BRIDGE_SECONDS: dict[str, list[float]] = {"rollgym": [], "TRL": [], "SkyRL": []}
+#: Loop seconds per turn (an episode's wall time, minus the engine's, over its turns) by agent loop, on qwen3.
+TURN_SECONDS: dict[str, list[float]] = {}
 
 
 def templated_hf(tok):
@@ -239,6 +251,70 @@ def skyrl_method(tok, tools, turns_of, retokenize: bool) -> dict:
     return stats
 
 
+def trainer_loop_method(trainer: str, tok, tools, turns_of, work_dir: Path) -> dict:
+    """A trainer's own agent loop in its venv (run_verl_loop.py: verl 0.9.1's `ToolAgentLoop`; run_skyrl_loop.py:
+    SkyRL 0.4.0's `SkyRLGymGenerator.agent_loop`) on the same episodes: its training ids are the response ids it masks
+    1, its bridges the ids it masks 0 between them, its logprobs the ones it returns for training."""
+    python = trainer_python(trainer)
+    if python is None:
+        return {"unavailable": f"{trainer}'s venv is not built (bash .ci/trainers-up {trainer})"}
+    tokenizer_dir = work_dir / "qwen3-tokenizer"
+    if not tokenizer_dir.exists():
+        templated_hf(tok).save_pretrained(tokenizer_dir)
+    episodes = work_dir / "trainer-episodes.json"
+    question = "What is 1 + 2?"
+    episodes.write_text(json.dumps({"turns": TURNS, "episodes": turns_of, "tools": tools, "question": question}))
+    script, extra = {"verl": ("run_verl_loop.py", ["qwen3"]), "skyrl": ("run_skyrl_loop.py", [])}[trainer]
+    done = subprocess.run(
+        [python, str(Path(__file__).with_name(script)), str(episodes), str(tokenizer_dir), *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": "", "HF_HUB_OFFLINE": "1"},
+    )
+    rows = [json.loads(line[8:]) for line in done.stdout.splitlines() if line.startswith("EPISODE ")]
+    if done.returncode or len(rows) != len(turns_of):
+        return {"unavailable": f"{trainer}'s own loop failed: {done.stderr.strip()[-300:]}"}
+    stats = {"differing": 0, "samples": 0, "off_template": 0, "covered": 0, "sampled": 0, "episodes": 0}
+    label = {"verl": "verl ToolAgentLoop", "skyrl": "SkyRL SkyRLGymGenerator"}[trainer]
+    for turns, row in zip(turns_of, rows, strict=True):
+        mask = row.get("response_mask") or row["loss_mask"]
+        logprobs = row.get("response_logprobs") or row.get("rollout_logprobs") or [0.0] * len(mask)
+        ran = turns[: row["generated"]]
+        stats["episodes"] += 1
+        stats["samples"] += 1
+        stats["differing"] += _differing([{"completion_ids": row["response_ids"], "env_mask": mask}], ran)
+        stats["sampled"] += sum(mask)
+        stats["covered"] += sum(1 for m, lp in zip(mask, logprobs, strict=True) if m and lp != 0.0)
+        bridges = _runs(row["response_ids"], mask, 0)
+        reference = reference_bridges(tok, tools, turns)
+        stats["off_template"] += sum(b != r for b, r in zip(bridges, reference, strict=False))
+        stats["off_template"] += abs(len(reference) - len(bridges))
+        TURN_SECONDS.setdefault(label, []).append((row["wall_s"] - row["server_s"]) / max(row["generated"], 1))
+    return stats
+
+
+def trainer_python(name: str) -> str | None:
+    """A trainer's venv python from .ci/trainers-up, or None where it is not built."""
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(["bash", str(root / ".ci" / "trainers-up"), "python", name], capture_output=True, text=True)
+    python = out.stdout.strip()
+    return python if out.returncode == 0 and python and Path(python).exists() else None
+
+
+def _runs(ids: list[int], mask: list[int], value: int) -> list[list[int]]:
+    """The maximal runs of `ids` whose mask is `value`, between runs of the other value (not at the ends)."""
+    runs, current, seen_other = [], [], False
+    for t, m in zip(ids, mask, strict=True):
+        if m == value and seen_other:
+            current.append(t)
+        elif m != value:
+            if current:
+                runs.append(current)
+            current, seen_other = [], True
+    return runs
+
+
 def _all_in(seq: list[int], turns: list[list[int]]) -> bool:
     text = "," + ",".join(map(str, seq)) + ","
     return all("," + ",".join(map(str, t)) + "," in text for t in turns)
@@ -250,17 +326,31 @@ def chat_client_method(tok, tools, turns_of) -> dict:
     return stats
 
 
-def fidelity_rows() -> list[tuple[str, str, dict]]:
+def fidelity_rows(work_dir: Path | None = None) -> list[tuple[str, str, dict]]:
     tools = calculator_tools()
+    work_dir = Path(work_dir or tempfile.mkdtemp(prefix="fidelity-"))
     rows = []
     for family, name in FAMILIES.items():
         tok = family_chat_tokenizer(name)
         tok.certify()
         reasoning = family != "llama-3.1"
         turns_of = [scripted_turns(tok, tools, reasoning, e) for e in range(EPISODES)]
-        rows.append((family, "rollgym, history=keep", asyncio.run(rollgym_method(tok, turns_of, "keep"))))
-        rows.append((family, "rollgym, history=template", asyncio.run(rollgym_method(tok, turns_of, "template"))))
+        rows.append(
+            (family, "rollgym, history=keep", asyncio.run(rollgym_method(tok, turns_of, "keep", family == "qwen3")))
+        )
+        rows.append(
+            (
+                family,
+                "rollgym, history=template",
+                asyncio.run(rollgym_method(tok, turns_of, "template", family == "qwen3")),
+            )
+        )
         rows.append((family, "TRL 1.16 tool loop", trl_method(tok, tools, turns_of)))
+        if family == "qwen3":  # the trainers' own loops, on Qwen's format (verl's hermes parser reads its calls)
+            verl = trainer_loop_method("verl", tok, tools, turns_of, work_dir)
+            rows.append((family, "verl 0.9.1 ToolAgentLoop (its own code)", verl))
+            skyrl = trainer_loop_method("skyrl", tok, tools, turns_of, work_dir)
+            rows.append((family, "SkyRL 0.4.0 SkyRLGymGenerator (its own code)", skyrl))
         sky = skyrl_method(tok, tools, turns_of, retokenize=family == "qwen3")
         rows.append(
             (family, "SkyRL generator" + (" (codepath 3: Qwen3)" if family == "qwen3" else " (codepath 1)"), sky)
@@ -275,14 +365,17 @@ def fidelity_rows() -> list[tuple[str, str, dict]]:
     return rows
 
 
-def fidelity_section(_runnable, _work_dir) -> None:
+def fidelity_section(_runnable, work_dir) -> None:
     print(f"\n## Token fidelity: {EPISODES} scripted episodes x {TURNS} turns per family, non-canonical sampled ids")
     print(
         "| family | method | samples whose ids differ from the sampled ids | samples per rollout | bridges "
         "off-template | logprob coverage |"
     )
     print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for family, method, s in fidelity_rows():
+    for family, method, s in fidelity_rows(work_dir):
+        if s.get("unavailable"):
+            print(f"| {family} | {method} (not run: {s['unavailable']}) | - | - | - | - |")
+            continue
         coverage = s["covered"] / s["sampled"] if s["sampled"] else 0.0
         note = f" (refused: {s['refused']})" if s.get("refused") else ""
         per = f"{s['samples'] / s['episodes']:.2f}" if s["samples"] else "-"
@@ -296,3 +389,9 @@ def fidelity_section(_runnable, _work_dir) -> None:
     for method, seconds in BRIDGE_SECONDS.items():
         if seconds:
             print(f"  {method:<8} {1e3 * statistics.median(seconds):.3f} ms  ({len(seconds)} bridges)")
+    print("\nAgent loop wall time per turn, engine time excluded (scripted engine), median over qwen3's episodes:")
+    base = statistics.median(TURN_SECONDS.get("rollgym (keep)", [0.0])) or None
+    for method, seconds in TURN_SECONDS.items():
+        ms = 1e3 * statistics.median(seconds)
+        ratio = f", {statistics.median(seconds) / base:.2f}x rollgym keep" if base else ""
+        print(f"  {method:<22} {ms:.2f} ms/turn  ({len(seconds)} episodes{ratio})")

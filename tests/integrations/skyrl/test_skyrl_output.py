@@ -130,3 +130,23 @@ def test_export_writes_one_generator_output_with_trajectory_ids(tool_tok, say, t
     assert len(batch["response_ids"]) == 4 and all(len(r) == 4 for r in batch["response_ids"])
     ids = sorted((t["instance_id"], t["repetition_id"]) for t in batch["trajectory_ids"])
     assert ids == sorted((t["task_id"], k) for t in tasks for k in range(2))
+
+
+def test_export_keeps_each_grpo_group_contiguous_whatever_order_the_rollouts_finished_in(tool_tok, say, tmp_path):
+    """Rollouts are written as they finish, a group's samples interleaved with other groups'; SkyRL's trainer asserts
+    each uid's rows are contiguous (`compute_prompt_mini_batch_boundaries`), so the export groups them, by index."""
+    tasks = CalculatorEnv.default_tasks(2)
+    policy = rg.Policy(engine=ScriptedEngine(lambda p, s: say.call("submit", answer=0)), tokenizer=tool_tok)
+    run = tmp_path / "run"
+    rg.generate("rollgym/Calculator-v0", policy, out=run, tasks=tasks, n=2, concurrency=1)
+    lines = (run / "rollouts.jsonl").read_text().splitlines()
+    (run / "rollouts.jsonl").write_text("\n".join([lines[3], lines[0], lines[2], lines[1]]) + "\n")
+    assert CliRunner().invoke(app, ["export", str(run), "--format", "skyrl"]).exit_code == 0
+    batch = json.loads((run / "skyrl.json").read_text())
+    order = [(t["instance_id"], t["repetition_id"]) for t in batch["trajectory_ids"]]
+    groups = [group for group, _ in order]
+    assert [g for k, g in enumerate(groups) if k == 0 or g != groups[k - 1]] == list(dict.fromkeys(groups))
+    assert sorted(order) == sorted((t["task_id"], k) for t in tasks for k in range(2))
+    by_row = [json.loads(line) for line in (run / "rollouts.jsonl").read_text().splitlines()]
+    first = [r["group_id"] for r in by_row]
+    assert groups[0] == first[0]  # groups in the order they first appear
