@@ -76,6 +76,7 @@ def _all_modules():
         "rollgym.integrations.openrlhf.agent_executor",  # imports openrlhf: loaded by OpenRLHF only
         "rollgym.integrations.art.trajectory_groups",  # imports art: loaded in ART's venv only (tests/integrations/art)
         "rollgym.integrations.art.rollout_function",  # imports art: ART's live hook
+        "rollgym.integrations.areal.workflow",  # imports areal: AReaL's live hook, loaded in AReaL's venv
         "rollgym.__main__",
     )
     for info in pkgutil.walk_packages(rollgym.__path__, "rollgym."):

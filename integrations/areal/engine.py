@@ -1,3 +1,4 @@
+# pyright: reportMissingImports=false
 """`AReaLEngine`: AReaL's own inference engine (the `engine` its workflows are handed) as a rollgym `Engine`, so
 AReaL's servers (and the weights it syncs into them, with their versions) sample every turn while rollgym's loop
 drives the episode, token-in/token-out.

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import rollgym as rg
-from rollgym.errors import UsageError
 from rollgym.envs.catalogue import CatalogueEntry, catalogue
+from rollgym.errors import UsageError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 

@@ -71,7 +71,7 @@ class SglangStandIn:
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr] - a started TCPSite has its server
         return "127.0.0.1", port
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -1,4 +1,4 @@
-"""Every catalogued reasoning-gym id passes `check_env`; the list of generators is the installed reasoning-gym's;
+"""The catalogued reasoning-gym ids (`check_env` on each: tests/envs/test_catalogue_check_env.py); the list of generators is the installed reasoning-gym's;
 task rows carry seed, size, index and the difficulty (a config or a curriculum level), and bad rows are named."""
 
 from __future__ import annotations
@@ -7,10 +7,8 @@ import pytest
 
 import rollgym as rg
 from rollgym.envs import InvalidTaskError
-from rollgym.envs.suites.reasoning_gym import CALCULATOR_GENERATORS, GENERATORS, env_id
+from rollgym.envs.suites.reasoning_gym import CALCULATOR_GENERATORS, GENERATORS
 from rollgym.envs.suites.reasoning_gym.rows import GeneratorRow, dataset_of, entry_of
-
-IDS = [env_id(g) for g in GENERATORS] + [env_id(g, calculator=True) for g in CALCULATOR_GENERATORS]
 
 
 def test_the_catalogued_generators_are_the_installed_reasoning_gyms():
@@ -18,13 +16,6 @@ def test_the_catalogued_generators_are_the_installed_reasoning_gyms():
 
     assert set(GENERATORS) == set(DATASETS) - {"composite"} and len(GENERATORS) == len(set(GENERATORS))
     assert set(CALCULATOR_GENERATORS) <= set(GENERATORS)
-
-
-@pytest.mark.parametrize("catalogued_id", IDS)
-def test_check_env_passes_on_every_catalogued_id(catalogued_id):
-    env = rg.make(catalogued_id)
-    rg.check_env(env)  # gymnasium's checker, then reset -> a text reply scored by reasoning-gym (no answer: 0)
-    env.close()
 
 
 def test_default_tasks_are_rows_of_one_seeded_dataset_and_reproducible():

@@ -10,7 +10,7 @@ import pytest
 
 import rollgym as rg
 from rollgym.engines.scripted import ScriptedEngine
-from rollgym.envs.suites.textarena import GAMES, REFUSED, env_id
+from rollgym.envs.suites.textarena import REFUSED, env_id
 from rollgym.envs.suites.textarena.game_env import TextArenaUnavailableError
 from rollgym.limits import Limits
 
@@ -67,15 +67,6 @@ async def test_guess_the_number_won_by_bisection(tool_tok, say):
         assert rollout.error is None and rollout.reward == 1.0, rollout.messages()
         assert all("higher" in m["content"] or "lower" in m["content"] for m in rollout.messages()[2::2])
         assert_token_exact(rollout)
-
-
-@pytest.mark.parametrize("game", GAMES)
-def test_check_env(game):
-    env = rg.make(env_id(game))
-    try:
-        rg.check_env(env)
-    finally:
-        env.close()
 
 
 @pytest.mark.parametrize("game", sorted(REFUSED))
