@@ -11,12 +11,14 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 from support.bfcl import BACKENDS, calls_text, script_of, scripted_policy, scripts_of, tool_call
 
 import rollgym as rg
 from rollgym.envs.suites.bfcl import CATEGORIES
+from rollgym.envs.suites.bfcl.calls import forget_instances
 from rollgym.envs.suites.bfcl.entries import category_entries
 from rollgym.envs.suites.bfcl.env import env_class
 
@@ -62,7 +64,11 @@ def bfcls_own_verdict(entry_id: str, turns: list[list[list[str]]]) -> dict:
     entry, truth = copy.deepcopy(entries[entry_id]), truths[entry_id]
     if len(turns) != len(truth):
         return {"valid": False}
-    return multi_turn_checker(turns, truth, entry, category, f"bfcl_test_{os.getpid()}_{id(turns)}")
+    name = f"bfcl_test_{uuid.uuid4().hex}"  # BFCL keeps instances under the name: a reused one would carry state
+    try:
+        return multi_turn_checker(turns, truth, entry, category, name)
+    finally:
+        forget_instances(name)
 
 
 @pytest.mark.parametrize("category", CATEGORIES)
