@@ -17,9 +17,7 @@ task the environment refuses, a dead server) is `None`, AReaL's way to reject a 
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -29,6 +27,7 @@ from rollgym.engines.base import SamplingParams
 from rollgym.errors import UsageError
 from rollgym.integrations.areal.engine import AReaLEngine
 from rollgym.integrations.areal.episode_tensors import episode_tensors
+from rollgym.integrations.live_rows import append_rollout, row_task_dict
 from rollgym.integrations.trainer_versions import require_trainer
 from rollgym.integrations.training_samples import training_samples
 from rollgym.limits import Limits
@@ -93,11 +92,7 @@ class RollgymWorkflow(RolloutWorkflow):
 
     def record(self, rollout: Rollout) -> None:
         """Append the whole rollout to `record_dir/rollouts-<pid>.jsonl`, for `rollgym view`."""
-        if self.record_dir is None:
-            return
-        self.record_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.record_dir / f"rollouts-{os.getpid()}.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(rollout.to_json() + "\n")
+        append_rollout(self.record_dir, rollout)
 
 
 def row_task(data: dict[str, Any], default_env: str | None) -> tuple[str, dict]:
@@ -107,15 +102,7 @@ def row_task(data: dict[str, Any], default_env: str | None) -> tuple[str, dict]:
     env_id = data.get("env_id") or default_env
     if not env_id:
         raise UsageError("no environment for this row: set its env_id, or the workflow's `env`")
-    task = data["task"]
-    if isinstance(task, str):
-        try:
-            task = json.loads(task)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"the row's task is not JSON: {exc}") from None
-    if not isinstance(task, dict):
-        raise UsageError(f"the row's task must be a dict or its JSON, not {type(task).__name__}")
-    return str(env_id), task
+    return str(env_id), row_task_dict(data["task"], "the row's task")
 
 
 def areal_sampling(gconfig: Any) -> SamplingParams:

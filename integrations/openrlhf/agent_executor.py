@@ -21,12 +21,12 @@ from __future__ import annotations
 import logging
 import os
 import traceback
-from pathlib import Path
 from typing import Any, ClassVar
 
 from openrlhf.utils.agent import AgentExecutorBase
 
 from rollgym.engines.base import SamplingParams
+from rollgym.integrations.live_rows import append_rollout
 from rollgym.integrations.openrlhf.dataset import label_task
 from rollgym.integrations.openrlhf.engine import OpenRLHFEngine
 from rollgym.integrations.openrlhf.executor_output import executor_output
@@ -96,12 +96,8 @@ class RollgymAgentExecutor(AgentExecutorBase):
         return executor_output(sample, prompt=prompt, label=label, max_length=max_length)
 
     def record(self, rollout: Rollout) -> None:
-        if self.record_dir is None:
-            return
-        path = Path(self.record_dir)
-        path.mkdir(parents=True, exist_ok=True)
-        with open(path / f"rollouts-{os.getpid()}.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(rollout.to_json() + "\n")
+        """Append the whole rollout to `record_dir/rollouts-<pid>.jsonl`, for `rollgym view`."""
+        append_rollout(self.record_dir, rollout)
 
 
 def prompt_ids_of(prompt: Any, hf_tokenizer: Any, max_length: int) -> list[int]:

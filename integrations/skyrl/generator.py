@@ -13,7 +13,6 @@ with reward 0 and stop reason "error", never an exception: SkyRL needs one outpu
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import uuid
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 from skyrl.train.generators.base import GeneratorInput, GeneratorInterface, GeneratorOutput
 
 from rollgym.engines.base import SamplingParams
-from rollgym.errors import UsageError
+from rollgym.integrations.live_rows import append_rollout, row_task_dict
 from rollgym.integrations.skyrl.engine import SkyRLClientEngine
 from rollgym.integrations.skyrl.generator_output import generator_output
 from rollgym.integrations.trainer_versions import require_trainer
@@ -95,25 +94,13 @@ class RollgymGenerator(GeneratorInterface):
         return training_samples(rollout)[-1], rollout
 
     def record(self, rollout: Rollout) -> None:
-        """Append the whole rollout to `record_dir/rollouts.jsonl` for the viewer."""
-        if self.record_dir is None:
-            return
-        self.record_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.record_dir / "rollouts.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(rollout.to_json() + "\n")
+        """Append the whole rollout to `record_dir/rollouts-<pid>.jsonl` for the viewer."""
+        append_rollout(self.record_dir, rollout)
 
 
 def row_task(extras: dict[str, Any]) -> dict:
     """The task of one SkyRL row (`env_extras["task"]`: a dict or its JSON)."""
-    task = extras.get("task")
-    if isinstance(task, str):
-        try:
-            task = json.loads(task)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"env_extras task is not JSON: {exc}") from None
-    if not isinstance(task, dict):
-        raise UsageError(f"a rollgym row needs its task in env_extras['task'] (a dict or its JSON), not {task!r}")
-    return task
+    return row_task_dict(extras.get("task"), "env_extras['task']")
 
 
 def failed_sample(env_id: str, extras: dict[str, Any], exc: BaseException) -> TrainingSample:

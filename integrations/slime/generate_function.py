@@ -25,13 +25,13 @@ import logging
 import os
 import traceback
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import httpx
 
 from rollgym.engines.base import SamplingParams
 from rollgym.errors import UsageError
+from rollgym.integrations.live_rows import append_rollout, row_task_dict
 from rollgym.integrations.slime.engine import Post, SlimeRouterEngine
 from rollgym.integrations.slime.sample_fields import slime_sample
 from rollgym.integrations.training_samples import TrainingSample, training_samples
@@ -116,15 +116,7 @@ def row_task(metadata: Any, default_env: str | None) -> tuple[str, dict]:
     env_id = metadata.get("env_id") or default_env
     if not env_id:
         raise UsageError("no environment for this row: set metadata.env_id, or ROLLGYM_ENV in slime's environment")
-    task = metadata["task"]
-    if isinstance(task, str):
-        try:
-            task = json.loads(task)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"metadata.task is not JSON: {exc}") from None
-    if not isinstance(task, dict):
-        raise UsageError(f"metadata.task must be the task as a dict or its JSON, not {type(task).__name__}")
-    return str(env_id), task
+    return str(env_id), row_task_dict(metadata["task"], "metadata.task")
 
 
 def limits(sampling_params: dict[str, Any]) -> Limits:
@@ -186,10 +178,4 @@ def prompt_ids_of(sample: Any, tokenizer: Any) -> list[int]:
 
 def record(rollout: Rollout) -> None:
     """Append the whole rollout to ROLLGYM_RECORD_DIR/rollouts-<pid>.jsonl, for `rollgym view`."""
-    folder = os.environ.get("ROLLGYM_RECORD_DIR")
-    if not folder:
-        return
-    path = Path(folder)
-    path.mkdir(parents=True, exist_ok=True)
-    with open(path / f"rollouts-{os.getpid()}.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(rollout.to_json() + "\n")
+    append_rollout(os.environ.get("ROLLGYM_RECORD_DIR"), rollout)

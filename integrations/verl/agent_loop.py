@@ -19,7 +19,6 @@ never an exception: verl gathers a step's samples without `return_exceptions`, s
 
 from __future__ import annotations
 
-import json
 import logging
 import traceback
 import uuid
@@ -30,6 +29,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 
 from rollgym.engines.base import SamplingParams
 from rollgym.errors import UsageError
+from rollgym.integrations.live_rows import append_rollout, row_task_dict
 from rollgym.integrations.trainer_versions import require_trainer
 from rollgym.integrations.training_samples import TrainingSample, training_samples
 from rollgym.integrations.verl.agent_loop_output import agent_loop_fields
@@ -130,14 +130,8 @@ class RollgymAgentLoop(AgentLoopBase):
             return [self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0]
 
     def record(self, rollout: Rollout) -> None:
-        """Append the whole rollout to `record_dir/rollouts.jsonl` (one file per worker process) for the viewer."""
-        if self.record_dir is None:
-            return
-        import os
-
-        self.record_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.record_dir / f"rollouts-{os.getpid()}.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(rollout.to_json() + "\n")
+        """Append the whole rollout to `record_dir/rollouts-<pid>.jsonl` for the viewer."""
+        append_rollout(self.record_dir, rollout)
 
 
 def row_task(row: dict[str, Any], default_env: str | None) -> tuple[str, dict]:
@@ -150,15 +144,7 @@ def row_task(row: dict[str, Any], default_env: str | None) -> tuple[str, dict]:
         raise UsageError(
             "no environment for this row: set extra_info.env_id, or `env:` in the agent loop's config entry"
         )
-    task = extra.get("task")
-    if isinstance(task, str):
-        try:
-            task = json.loads(task)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"extra_info.task is not JSON: {exc}") from None
-    if not isinstance(task, dict):
-        raise UsageError(f"extra_info.task must be the task as a dict or its JSON, not {type(task).__name__}")
-    return str(env_id), task
+    return str(env_id), row_task_dict(extra.get("task"), "extra_info.task")
 
 
 def verl_sampling(params: dict[str, Any]) -> SamplingParams:
