@@ -12,6 +12,8 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# offline: litellm (under τ²-bench) would fetch its model-price map at import, retrying for seconds, without this
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Ray turns a loopback address into the machine's address before it connects (services.resolve_ip_for_localhost);
 # with this it keeps loopback, so the test clusters, pinned to 127.0.0.1, are reached on loopback only (Ray 2.60).
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
