@@ -18,14 +18,15 @@ ENGINE_ARG_HELP = (
 )
 
 
-def parse_engine_args(pairs: list[str] | None) -> dict[str, Any]:
-    """`["dtype=float32", "enforce_eager=true"]` -> `{"dtype": "float32", "enforce_eager": True}`."""
+def parse_engine_args(pairs: list[str] | None, option: str = "--engine-arg") -> dict[str, Any]:
+    """`["dtype=float32", "enforce_eager=true"]` -> `{"dtype": "float32", "enforce_eager": True}` (any repeatable
+    KEY=VALUE `option`: --engine-arg, --env-arg)."""
     kwargs: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key.isidentifier():
-            raise typer.BadParameter(f"--engine-arg takes KEY=VALUE (e.g. dtype=float32), got {pair!r}")
+            raise typer.BadParameter(f"{option} takes KEY=VALUE (e.g. dtype=float32), got {pair!r}")
         try:
             kwargs[key] = json.loads(value)
         except ValueError:

@@ -113,6 +113,12 @@ def generate_cmd(
         "with the template's end token, masked, and the episode goes on)",
     ),
     engine_arg: list[str] | None = typer.Option(None, "--engine-arg", "-E", help=ENGINE_ARG_HELP),
+    env_arg: list[str] | None = typer.Option(
+        None,
+        "--env-arg",
+        help="environment argument KEY=VALUE for `make`, repeatable (VALUE as JSON when it parses), e.g. "
+        "url=http://127.0.0.1:8000 for openenv/env-v0, environment=my_taskset for verifiers/env-v0",
+    ),
     docker_host: list[str] | None = typer.Option(
         None,
         "--docker-host",
@@ -135,6 +141,9 @@ def generate_cmd(
     if docker_host:  # in the environment, so workers and locally started Ray actors inherit it
         os.environ["ROLLGYM_DOCKER_HOSTS"] = ",".join(docker_host)
     env = env or ("rollgym/SWE-v0" if agent is not None else "rollgym/Calculator-v0")
+    env_kwargs = parse_engine_args(env_arg, option="--env-arg")
+    if agent is not None and env_kwargs:
+        raise typer.BadParameter("--env-arg is for rollgym's tool loop; an --agent run takes the environment as made")
     if agent is not None:
         from rollgym.cli.agents import agent_options, run_agent_batch
 
@@ -186,6 +195,7 @@ def generate_cmd(
         ray=ray_options(ray, ray_resource, max_retries, workers),
         history=history,
         truncation=truncation,
+        env_kwargs=env_kwargs,
     )
     raise typer.Exit(code)
 
@@ -295,9 +305,8 @@ def run_generate(
     (0; 1 when every rollout failed on infrastructure; 2 for a setup error; 130/143 when interrupted)."""
     console = Console(stderr=True)
     try:
-        rows = load_tasks(
-            env, tasks, num_tasks=num_tasks
-        )  # a wrong --tasks or --env fails here, before any model loads
+        # a wrong --tasks, --env or --env-arg fails here, before any model loads
+        rows = load_tasks(env, tasks, num_tasks=num_tasks, env_kwargs=env_kwargs)
         policy = Policy(
             model,
             tokenizer=tokenizer,

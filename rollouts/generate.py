@@ -177,7 +177,9 @@ def generate(
     returns (the policy builds another on its next use).
     """
     limits = as_limits(limits)  # a bad budget fails the call here, not every rollout
-    rows = load_tasks(env or "", tasks, num_tasks=num_tasks)  # (no environment: the rows are given)
+    rows = load_tasks(
+        env or "", tasks, num_tasks=num_tasks, env_kwargs=env_kwargs
+    )  # (no environment: the rows are given)
 
     if truncation is not None and isinstance(policy, Policy):
         if policy.tokenizer is None or policy.tokenizer.truncation != truncation:

@@ -11,11 +11,16 @@ from rollgym.errors import UsageError
 
 
 def load_tasks(
-    env_id: str, source: str | os.PathLike | Iterable[dict[str, Any]] | None = None, *, num_tasks: int | None = None
+    env_id: str,
+    source: str | os.PathLike | Iterable[dict[str, Any]] | None = None,
+    *,
+    num_tasks: int | None = None,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The task rows of a run: from a JSONL file, a `datasets` directory, `bundled` (the SWE tasks), any iterable of
-    rows (a list, a `datasets.Dataset`), or (None) the environment's own `default_tasks`; at most `num_tasks` of
-    them (the env's own: 8 by default). The one loader behind `rollgym.generate`, the CLI and the TRL examples."""
+    rows (a list, a `datasets.Dataset`), or (None) the environment's own `default_tasks` (made with `env_kwargs`); at
+    most `num_tasks` of them (the env's own: 8 by default). The one loader behind `rollgym.generate`, the CLI and the
+    TRL examples."""
     if source is not None and not isinstance(source, (str, os.PathLike)):
         rows = task_rows(source)
         return rows[:num_tasks] if num_tasks else rows
@@ -23,7 +28,7 @@ def load_tasks(
         from rollgym.envs import Env, make
         from rollgym.envs.core.wrappers import inner_env
 
-        env = make(env_id)
+        env = make(env_id, **(env_kwargs or {}))
         try:
             inner = inner_env(env)
             if not isinstance(inner, Env):  # a plain gymnasium environment: no tasks of its own
