@@ -132,3 +132,20 @@ def test_check_env(openenv_servers, server):
         rg.check_env(env)
     finally:
         env.close()
+
+
+def test_rollgym_generate_runs_an_openenv_server_named_by_env_arg(guess_url, tmp_path):
+    """The CLI with the real SmolLM2: the server's reset as the first message, its action model as the tool."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from rollgym.cli import app
+
+    out = tmp_path / "run"
+    args = ["generate", "--env", "openenv/env-v0", "--env-arg", f"url={guess_url}", "--num-tasks", "1", "--n", "1"]
+    result = CliRunner().invoke(app, [*args, "--max-turns", "2", "--max-tokens", "16", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (row,) = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert row["env_id"] == "openenv/env-v0" and row["error"] is None and row["turns"]
+    assert "I picked a number from 1 to 100" in row["initial_messages"][-1]["content"]
