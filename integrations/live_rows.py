@@ -1,5 +1,6 @@
-"""What every trainer's live hook does with a dataset row and a finished rollout, whatever the trainer: read the row's
-task (a dict, or its JSON as trainers' datasets store it) and append the rollout to a folder `rollgym view` reads."""
+"""What every trainer's room does with a dataset row and a finished rollout, whatever the trainer: show a task as
+text, read the row's task (a dict, or its JSON as trainers' datasets store it) and append the rollout to a folder
+`rollgym view` reads."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from rollgym.errors import UsageError
 
 if TYPE_CHECKING:
     from rollgym.rollouts.records import Rollout
+
+
+def task_text(task: dict[str, Any]) -> str:
+    """The text a trainer's dataset row shows for a task (its question, problem statement or prompt, else its JSON):
+    what trainers filter by length; the episode's own prompt is the environment's."""
+    return str(task.get("question") or task.get("problem_statement") or task.get("prompt") or json.dumps(task))
 
 
 def row_task_dict(task: Any, where: str) -> dict:

@@ -9,13 +9,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from rollgym.envs.core.tasks import task_id_of
+from rollgym.integrations.live_rows import task_text
 
 
 def dataset_rows(env_id: str, tasks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per task: `messages`, `env_id`, the task as JSON (one schema across rows) and its id."""
     rows = []
     for index, task in enumerate(tasks):
-        text = task.get("question") or task.get("problem_statement") or task.get("prompt") or json.dumps(task)
+        text = task_text(task)
         rows.append(
             {
                 "messages": [{"role": "user", "content": str(text)}],

@@ -10,6 +10,7 @@ from typing import Any
 
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import UsageError
+from rollgym.integrations.live_rows import task_text
 
 
 def dataset_rows(env_id: str, tasks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -17,7 +18,7 @@ def dataset_rows(env_id: str, tasks: Iterable[dict[str, Any]]) -> list[dict[str,
     environment renders at reset) and `label`, `{"env_id": ..., "task": ...}` as JSON."""
     rows = []
     for index, task in enumerate(tasks):
-        text = task.get("question") or task.get("problem_statement") or task.get("prompt") or json.dumps(task)
+        text = task_text(task)
         label = {"env_id": env_id, "task": task, "task_id": task_id_of(task, index)}
         rows.append({"input": str(text), "label": json.dumps(label, ensure_ascii=False)})
     return rows

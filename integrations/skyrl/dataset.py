@@ -8,13 +8,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from rollgym.envs.core.tasks import task_id_of
+from rollgym.integrations.live_rows import task_text
 
 
 def dataset_rows(env_id: str, tasks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One SkyRL row per task. `prompt` is what SkyRL filters by length; the episode's prompt is the environment's."""
     rows = []
     for index, task in enumerate(tasks):
-        text = task.get("question") or task.get("problem_statement") or task.get("prompt") or json.dumps(task)
+        text = task_text(task)
         rows.append(
             {
                 "prompt": [{"role": "user", "content": str(text)}],

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rollgym.envs.core.tasks import task_id_of
+from rollgym.integrations.live_rows import task_text
 
 
 def dataset_rows(env_id: str, tasks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -16,7 +17,7 @@ def dataset_rows(env_id: str, tasks: Iterable[dict[str, Any]]) -> list[dict[str,
     environment renders at reset) and `metadata` with `env_id`, the task as JSON and its id."""
     rows = []
     for index, task in enumerate(tasks):
-        text = task.get("question") or task.get("problem_statement") or task.get("prompt") or json.dumps(task)
+        text = task_text(task)
         metadata = {"env_id": env_id, "task": json.dumps(task, ensure_ascii=False), "task_id": task_id_of(task, index)}
         rows.append({"input": str(text), "metadata": metadata})
     return rows

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rollgym.envs.core.tasks import task_id_of
+from rollgym.integrations.live_rows import task_text
 
 
 def dataset_rows(
@@ -21,7 +22,7 @@ def dataset_rows(
     `env_id`, the task as JSON (Parquet needs one schema across rows) and its id and index."""
     rows = []
     for index, task in enumerate(tasks):
-        text = task.get("question") or task.get("problem_statement") or task.get("prompt") or json.dumps(task)
+        text = task_text(task)
         rows.append(
             {
                 "data_source": data_source or env_id,
