@@ -160,6 +160,24 @@ EMBEDDED_MODELS: dict[str, Callable[[], Path]] = {DEFAULT_MODEL: smollm2_dir, DE
 #: The tool-call parser of an embedded model whose calls its template's format does not cover: Qwen2.5-Coder-0.5B writes
 #: most calls as bare JSON, without the `<tool_call>` tags its template renders (docs/engines.md#the-embedded-models).
 EMBEDDED_TOOL_PARSERS = {DEMO_MODEL: "hermes_or_json"}
+
+
+def embedded_tool_parser(name_or_dir: str | os.PathLike | None) -> str | None:
+    """The tool-call parser `EMBEDDED_TOOL_PARSERS` names for an embedded model, given its name or its converted
+    directory (what a trainer loads it from, e.g. `GRPOTrainer(str(rg.model_dir("qwen2.5-coder-0.5b")))`)."""
+    if name_or_dir is None:
+        return None
+    name = str(name_or_dir)
+    if name in EMBEDDED_TOOL_PARSERS:
+        return EMBEDDED_TOOL_PARSERS[name]
+    with contextlib.suppress(OSError):
+        path = Path(name).expanduser().resolve()
+        for model, parser in EMBEDDED_TOOL_PARSERS.items():
+            if path == (cache_dir() / "models" / model).resolve():
+                return parser
+    return None
+
+
 #: One line on each, for listings (`rollgym engines`).
 EMBEDDED_SUMMARIES = {
     DEFAULT_MODEL: "the embedded default model: SmolLM2-135M-Instruct, fast (tests, examples)",

@@ -8,6 +8,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from rollgym.engines.default_model import embedded_tool_parser
 from rollgym.engines.specs import EngineSpec, parse_spec
 from rollgym.errors import UsageError
 from rollgym.rollouts.history import check_history
@@ -40,7 +41,9 @@ def certified_tokenizer(
         from rollgym.tokenization.formats import library_tokenizer
 
         found = library_tokenizer(None, tokenizer) if chat_template is None else None
-        tok = found if found is not None else ChatTokenizer(tokenizer, chat_template=chat_template)
+        # an embedded model loaded from its directory (a trainer's processing_class) keeps its own tool parser
+        parser = embedded_tool_parser(getattr(tokenizer, "name_or_path", None)) if chat_template is None else None
+        tok = found if found is not None else ChatTokenizer(tokenizer, chat_template=chat_template, tool_parser=parser)
     if need_tools and not tok.supports_tools and chat_template is None:
         from rollgym.tokenization.tools_fallback import chatml_tools_fallback
 

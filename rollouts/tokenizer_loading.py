@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from rollgym.engines.default_model import EMBEDDED_TOOL_PARSERS, resolve_model_dir
+from rollgym.engines.default_model import embedded_tool_parser, resolve_model_dir
 from rollgym.engines.errors import ModelUnavailableError
 from rollgym.tokenization import ChatTokenizer
 from rollgym.tokenization.loading import TokenizerNotFoundError, load_tokenizer
@@ -19,14 +19,15 @@ def load_chat_tokenizer(spec: str, chat_template: str | os.PathLike | None = Non
 
     A model whose reference is its vendor's library (Mistral's `tekken.json`, GPT-OSS's Harmony vocabulary) is
     rendered by that library, unless `chat_template` names a Jinja template to use instead. An embedded model that
-    writes its calls its own way gets its parser (`EMBEDDED_TOOL_PARSERS`) unless `tool_parser=` names another."""
+    writes its calls its own way (by name or by its directory) gets its parser (`embedded_tool_parser`) unless `tool_parser=` names another."""
     target = spec[3:] if spec.startswith("hf:") else spec
-    if target in EMBEDDED_TOOL_PARSERS and chat_template is None:
-        kwargs.setdefault("tool_parser", EMBEDDED_TOOL_PARSERS[target])
     try:
         directory = resolve_model_dir(target)
     except (OSError, ModelUnavailableError) as exc:
         raise TokenizerNotFoundError(f"cannot load a tokenizer from {spec!r}: {exc}") from exc
+    parser = embedded_tool_parser(target) or embedded_tool_parser(directory)
+    if parser and chat_template is None:
+        kwargs.setdefault("tool_parser", parser)
     try:
         return load_tokenizer(directory, chat_template, **kwargs)
     except TokenizerNotFoundError as exc:  # named by what the caller wrote, not the directory it resolved to

@@ -10,7 +10,7 @@ from typing import Any
 
 from rollgym.envs.core.tasks import task_id_of
 from rollgym.errors import UsageError
-from rollgym.integrations.live_rows import task_text
+from rollgym.integrations.live_rows import row_task_dict, task_text
 
 
 def dataset_rows(env_id: str, tasks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -38,12 +38,4 @@ def label_task(label: Any, default_env: str | None) -> tuple[str, dict]:
     env_id = label.get("env_id") or default_env
     if not env_id:
         raise UsageError("no environment for this row: set the label's env_id, or the executor's `env`")
-    task = label.get("task")
-    if isinstance(task, str):
-        try:
-            task = json.loads(task)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"the label's task is not JSON: {exc}") from None
-    if not isinstance(task, dict):
-        raise UsageError(f"the label's task must be a dict or its JSON, not {type(task).__name__}")
-    return str(env_id), task
+    return str(env_id), row_task_dict(label.get("task"), "the label's task")

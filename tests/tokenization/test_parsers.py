@@ -170,6 +170,25 @@ def test_hermes_or_json_also_reads_a_bare_json_call_and_leaves_other_json_as_con
     assert "hermes_or_json" not in {detect_parser(template_text(f"{t}.jinja")) for t in TEMPLATES}, "never detected"
 
 
+def test_hermes_or_json_reads_a_stray_backslash_literally_and_still_reports_other_bad_json():
+    """Qwen2.5-Coder writes shell and regex backslashes unescaped (`sed 's/x/\\1/'`); JSON refuses them, the model meant
+    them literally. Only that repair is made: a call broken otherwise stays an error, and `hermes` stays strict."""
+    parser = make_parser("hermes_or_json")
+    stray = r"""{"name": "bash", "arguments": {"command": "echo ab | sed 's/\(a\)b/\1/' && grep -n \"x\\.y\" f"}}"""
+    assert parser.parse(stray).calls == [("bash", {"command": r"""echo ab | sed 's/\(a\)b/\1/' && grep -n "x\.y" f"""})]
+    tagged = f"before <tool_call>{stray}</tool_call>"
+    repaired = parser.parse(tagged)
+    assert repaired.calls == parser.parse(stray).calls and not repaired.errors and repaired.content == "before"
+    strict = make_parser("hermes").parse(tagged)
+    assert strict.errors[0].message.startswith("tool call is not valid JSON (Invalid \\escape")
+    both = parser.parse(r'<tool_call>{"name": "a", "arguments": {"p": "\d"}}</tool_call><tool_call>{"x</tool_call>')
+    assert both.calls == [("a", {"p": "\\d"})] and len(both.errors) == 1  # the repair fixes only what it can
+    two = parser.parse(r'{"name": "a", "arguments": {"p": "\d"}}' + '\n{"name": "b", "arguments": {"p": "cut')
+    assert two.calls == [("a", {"p": "\\d"})] and len(two.errors) == 1  # a call repaired beside one cut short
+    unrepairable = parser.parse(r'{"name": "bash", "arguments": {"command": "\1 "unquoted" "}}')
+    assert unrepairable.calls == [] and "Invalid \\escape" in unrepairable.errors[0].message, "the first error is kept"
+
+
 _BLOCK = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)  # the block grammar, as a regular expression
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rollgym.tokenization.parsers.base import ParsedToolCalls, ToolCallParseError, load_json, snippet, tool_call_blocks
 
 
@@ -55,13 +57,34 @@ class HermesParser:
         return result
 
 
+_JSON_ESCAPES = set('"\\/bfnrtu')
+
+
+def double_stray_backslashes(text: str) -> str:
+    """`text` with each backslash that starts no JSON escape (`\\1`, `\\s`, `\\.`, as shell and regex write them)
+    doubled, so JSON reads it as the literal backslash the model meant."""
+    return re.sub(r"\\(.)", lambda m: m[0] if m[1] in _JSON_ESCAPES else "\\\\" + m[1], text, flags=re.S)
+
+
 class HermesOrBareJSONParser(HermesParser):
     """Hermes calls, and also a reply that is only a bare JSON call (`{"name": ..., "arguments": {...}}`, no tags), as
-    Qwen2.5-Coder's small models write them; a model's own choice (`tool_parser="hermes_or_json"`), never detected."""
+    Qwen2.5-Coder's small models write them; a model's own choice (`tool_parser="hermes_or_json"`), never detected.
+    A call JSON refuses only for a stray backslash (`sed 's/x/\\1/'` inside a string) is read with that backslash
+    literal, as the model meant it; the sampled ids are kept as they are either way."""
 
     name = "hermes_or_json"
 
     def parse(self, text: str, tools: list[dict] | None = None) -> ParsedToolCalls:
+        result = self._parse(text, tools)
+        if not any("Invalid \\escape" in e.message for e in result.errors):
+            return result
+        again = self._parse(double_stray_backslashes(text), tools)
+        if len(again.calls) <= len(result.calls):
+            return result
+        again.content = result.content
+        return again
+
+    def _parse(self, text: str, tools: list[dict] | None) -> ParsedToolCalls:
         if "<tool_call>" in text:
             return super().parse(text, tools)
         from rollgym.tokenization.parsers.llama_json import LlamaJSONParser  # it imports this module

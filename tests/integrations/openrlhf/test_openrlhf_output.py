@@ -195,7 +195,7 @@ def test_dataset_rows_carry_the_environment_and_the_task_in_the_label():
         label_task("7 + 5", "rollgym/Calculator-v0")
     with pytest.raises(UsageError, match="no environment for this row"):
         label_task({"task": {}}, None)
-    with pytest.raises(UsageError, match="must be a dict"):
+    with pytest.raises(UsageError, match="the label.s task must be the task as a dict"):
         label_task({"env_id": "x", "task": 3}, None)
 
 
