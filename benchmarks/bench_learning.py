@@ -107,7 +107,7 @@ def train_one_seed(seed: int, opts: argparse.Namespace) -> list[dict[str, float]
 
     class HeldOutEval(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
-            last = min(opts.steps, opts.stop_after or opts.steps)
+            last = last_step(opts)
             if state.global_step % opts.eval_every == 0 or state.global_step == last:
                 record(state.global_step)
             if state.global_step >= last:
@@ -162,16 +162,9 @@ def spread_verdict(points: list[dict[str, float]], key: str) -> str:
     )
 
 
-def as_number(text: str) -> Any:
-    """An option as --json saved it (a string) back to its number (or None), where it is one."""
-    if text == "None":
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+def last_step(opts: argparse.Namespace) -> int:
+    """The step training stops at: --stop-after, within the --steps schedule."""
+    return min(opts.steps, opts.stop_after or opts.steps)
 
 
 def plot(points: list[dict[str, float]], path: Path, title: str, verdicts: list[str]) -> None:
@@ -226,20 +219,20 @@ def main() -> None:
         points = saved["points"]
         for key, value in saved["options"].items():
             if key not in ("png", "json", "from_json"):
-                setattr(opts, key, as_number(value))
+                setattr(opts, key, value)
     else:
         for seed in opts.seeds:  # each seed in a fresh process: a finished trainer's memory is not all given back
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
                 points += pool.submit(train_one_seed, seed, opts).result()
     title = (
-        f"GRPO on {ENV} through rollgym's rollout_func: {opts.model}, {min(opts.steps, opts.stop_after or opts.steps)} "
+        f"GRPO on {ENV} through rollgym's rollout_func: {opts.model}, {last_step(opts)} "
         f"steps x {opts.batch} rollouts,\nlr {opts.lr:g} decaying linearly over {opts.steps} steps; held out: "
         f"{opts.eval_tasks} tasks x {opts.eval_samples}"
     )
     verdicts = [spread_verdict(points, key) for key in ("reward", "tool_call_success")]
     plot(points, opts.png, title, verdicts)
     if opts.json:
-        opts.json.write_text(json.dumps({"options": {k: str(v) for k, v in vars(opts).items()}, "points": points}))
+        opts.json.write_text(json.dumps({"options": vars(opts), "points": points}, default=str))  # paths as text
     print(f"\n{title}\nwall {time.perf_counter() - started:.0f} s; curve: {opts.png}")
     print(f"{'seed':>4} {'step':>5} {'reward':>7} {'tool ok':>8} {'tokens':>7}")
     for p in points:

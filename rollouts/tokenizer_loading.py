@@ -19,13 +19,13 @@ def load_chat_tokenizer(spec: str, chat_template: str | os.PathLike | None = Non
 
     A model whose reference is its vendor's library (Mistral's `tekken.json`, GPT-OSS's Harmony vocabulary) is
     rendered by that library, unless `chat_template` names a Jinja template to use instead. An embedded model that
-    writes its calls its own way (by name or by its directory) gets its parser (`embedded_tool_parser`) unless `tool_parser=` names another."""
+    writes its calls its own way gets its parser (`embedded_tool_parser`) unless `tool_parser=` names another."""
     target = spec[3:] if spec.startswith("hf:") else spec
     try:
         directory = resolve_model_dir(target)
     except (OSError, ModelUnavailableError) as exc:
         raise TokenizerNotFoundError(f"cannot load a tokenizer from {spec!r}: {exc}") from exc
-    parser = embedded_tool_parser(target) or embedded_tool_parser(directory)
+    parser = embedded_tool_parser(directory)  # a name resolves to the embedded model's own directory
     if parser and chat_template is None:
         kwargs.setdefault("tool_parser", parser)
     try:
